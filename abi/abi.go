@@ -1,0 +1,390 @@
+package abi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// The version of the ABI this package describes. A host refuses a plugin of a
+// different major version, or of the same major and a newer minor.
+const (
+	Major = 1
+	Minor = 0
+)
+
+// Names of the functions a plugin exports.
+const (
+	ExportDecide   = "permhost_decide"
+	ExportABI      = "permhost_abi"
+	ExportDescribe = "permhost_describe"
+)
+
+// Version is what permhost_abi returns.
+type Version struct {
+	Major int `json:"major"`
+	Minor int `json:"minor"`
+}
+
+// Current is the version of this package.
+var Current = Version{Major: Major, Minor: Minor}
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+
+// Compatible reports whether a host speaking host can run a plugin built for v:
+// same major, and a minor no newer than the host's.
+func (v Version) Compatible(host Version) bool {
+	return v.Major == host.Major && v.Minor <= host.Minor
+}
+
+// Info is what the optional permhost_describe export returns.
+type Info struct {
+	Name        string   `json:"name"`
+	Version     string   `json:"version,omitempty"`
+	Description string   `json:"description,omitempty"`
+	ConfigKeys  []string `json:"configKeys,omitempty"`
+}
+
+// Request is the input of permhost_decide: one ACP session/request_permission
+// together with what permhost knows about its session and tool call.
+type Request struct {
+	ABI        Version `json:"abi"`
+	DecisionID string  `json:"decisionId"`
+	Session    Session `json:"session"`
+	// ToolCall is the merged view of the tool call: every earlier tool_call and
+	// tool_call_update for its id, then the request's own toolCall on top.
+	ToolCall ToolCall `json:"toolCall"`
+	// Options are the options the agent offered, in the agent's order. An
+	// answer may only name one of these.
+	Options []Option `json:"options"`
+	// Shell is present when the tool call carries a shell command.
+	Shell *Shell `json:"shell,omitempty"`
+	// Paths are the files the call touches, from locations, diffs and
+	// redirects.
+	Paths []Path `json:"paths,omitempty"`
+	// Raw is the verbatim params object of the ACP request.
+	Raw json.RawMessage `json:"raw,omitempty"`
+	// Config is this plugin's configuration ([plugin.config] in the TOML
+	// file), as a JSON object; absent when none was given.
+	Config json.RawMessage `json:"config,omitempty"`
+}
+
+// Session describes the ACP session the request belongs to.
+type Session struct {
+	ID string `json:"id"`
+	// Cwd is the session's working directory as given in session/new,
+	// session/load or session/resume; empty when unknown.
+	Cwd string `json:"cwd,omitempty"`
+	// Mode is the current mode id (for example "default", "plan",
+	// "acceptEdits"); empty when unknown.
+	Mode   string `json:"mode,omitempty"`
+	Agent  *Peer  `json:"agent,omitempty"`
+	Client *Peer  `json:"client,omitempty"`
+}
+
+// Peer is the agentInfo or clientInfo of initialize.
+type Peer struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+// Tool kinds of ACP.
+const (
+	KindRead       = "read"
+	KindEdit       = "edit"
+	KindDelete     = "delete"
+	KindMove       = "move"
+	KindSearch     = "search"
+	KindExecute    = "execute"
+	KindThink      = "think"
+	KindFetch      = "fetch"
+	KindSwitchMode = "switch_mode"
+	KindOther      = "other"
+)
+
+// ToolCall is the merged state of one ACP tool call.
+type ToolCall struct {
+	ID     string `json:"id"`
+	Title  string `json:"title,omitempty"`
+	Kind   string `json:"kind,omitempty"`
+	Status string `json:"status,omitempty"`
+	// RawInput, Content are verbatim from the agent.
+	RawInput  json.RawMessage `json:"rawInput,omitempty"`
+	Content   json.RawMessage `json:"content,omitempty"`
+	Locations []Location      `json:"locations,omitempty"`
+	// ToolName is the agent's own name for the tool when it tells it in _meta
+	// (claude-agent-acp: _meta.claudeCode.toolName, e.g. "Bash", "Write").
+	ToolName string `json:"toolName,omitempty"`
+	// ParentToolCallID is set for a subagent's call when the agent tells it.
+	ParentToolCallID string `json:"parentToolCallId,omitempty"`
+}
+
+// Location is an ACP ToolCallLocation. Line is 1-based; 0 means absent.
+type Location struct {
+	Path string `json:"path"`
+	Line int    `json:"line,omitempty"`
+}
+
+// Permission option kinds of ACP.
+const (
+	OptionAllowOnce    = "allow_once"
+	OptionAllowAlways  = "allow_always"
+	OptionRejectOnce   = "reject_once"
+	OptionRejectAlways = "reject_always"
+)
+
+// Option is one offered permission option.
+type Option struct {
+	OptionID string `json:"optionId"`
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+	// Durable is false only for a plain one-time allow or reject: an
+	// allow_always or reject_always option, any option that describes
+	// changes, and every option of a switch_mode request are durable.
+	Durable bool `json:"durable"`
+	// Changes is the validated snapshot of the durable changes choosing this
+	// option would make; nil when the agent described none.
+	Changes *ChangeSet `json:"changes,omitempty"`
+}
+
+// ChangeSet is what an option would change beyond this one call.
+type ChangeSet struct {
+	// Known is false when the agent described changes that failed validation:
+	// the whole set was dropped, and the option may change anything.
+	Known bool `json:"known"`
+	// Source is where the changes came from: "acp-meta" (option
+	// _meta.permission.changes) or "claude-sdk" (PermissionUpdate records).
+	Source string `json:"source,omitempty"`
+	// Invalid says why validation failed when Known is false.
+	Invalid string   `json:"invalid,omitempty"`
+	Items   []Change `json:"items,omitempty"`
+}
+
+// Change is one durable change, normalised from either source.
+type Change struct {
+	// Type is one of addRules, replaceRules, removeRules, setMode,
+	// addDirectories, removeDirectories.
+	Type        string `json:"type"`
+	Description string `json:"description,omitempty"`
+	// Behavior is allow, deny or ask (rule changes).
+	Behavior string `json:"behavior,omitempty"`
+	Rules    []Rule `json:"rules,omitempty"`
+	// Mode is the mode a setMode change switches to.
+	Mode        string   `json:"mode,omitempty"`
+	Directories []string `json:"directories,omitempty"`
+	// Destination is where the change is stored: userSettings,
+	// projectSettings, localSettings, session or cliArg.
+	Destination string `json:"destination,omitempty"`
+}
+
+// Rule is a Claude-style permission rule: a tool name and optional content
+// such as "npm test:*".
+type Rule struct {
+	ToolName    string `json:"toolName"`
+	RuleContent string `json:"ruleContent,omitempty"`
+}
+
+// Shell is the analysis of a shell command found in the tool call.
+type Shell struct {
+	// Source is the script text as the agent gave it.
+	Source string `json:"source"`
+	// Parsed is false when the analysis could not fully understand the
+	// script; Reason then says why, and Commands may be incomplete. A plugin
+	// must never treat an unparsed script as safe.
+	Parsed   bool      `json:"parsed"`
+	Reason   string    `json:"reason,omitempty"`
+	Commands []Command `json:"commands"`
+}
+
+// Command is one simple command of a script, wherever it appears.
+type Command struct {
+	// Argv is the command after unwrapping wrappers (bash -c, env, timeout,
+	// nice, nohup, command, xargs...), with quotes resolved.
+	Argv []string `json:"argv"`
+	// Wrappers are the wrapper commands peeled off, outermost first.
+	Wrappers []string `json:"wrappers,omitempty"`
+	// Assignments are NAME=value prefixes, including env's.
+	Assignments []Assignment `json:"assignments,omitempty"`
+	Redirects   []Redirect   `json:"redirects,omitempty"`
+	// Context says where the command sits: "" at top level, or one of
+	// "pipeline", "substitution", "process-substitution", "subshell",
+	// "function", "background", "wrapped".
+	Context string `json:"context,omitempty"`
+	// Dynamic is true when a word of Argv depends on run-time values
+	// (variables, substitutions, globs); such words appear as written.
+	Dynamic bool `json:"dynamic,omitempty"`
+}
+
+// Assignment is NAME=VALUE.
+type Assignment struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Redirect is one redirection of a command.
+type Redirect struct {
+	Op     string `json:"op"`
+	Target string `json:"target"`
+	// Write is true for redirects that write the target.
+	Write bool `json:"write"`
+}
+
+// Path access values.
+const (
+	AccessRead  = "read"
+	AccessWrite = "write"
+)
+
+// Path is a file the call touches.
+type Path struct {
+	// Path is absolute, resolved against the session cwd.
+	Path      string `json:"path"`
+	Access    string `json:"access"`
+	InsideCwd bool   `json:"insideCwd"`
+	// Source is where permhost found it: "location", "diff", "rawInput",
+	// "redirect" or "argv".
+	Source string `json:"source,omitempty"`
+}
+
+// Outcome of a decision.
+type Outcome string
+
+// Outcomes, strongest first: reject and cancel beat ask, which beats allow
+// and select, which beat abstain.
+const (
+	OutcomeReject  Outcome = "reject"
+	OutcomeCancel  Outcome = "cancel"
+	OutcomeAsk     Outcome = "ask"
+	OutcomeAllow   Outcome = "allow"
+	OutcomeSelect  Outcome = "select"
+	OutcomeAbstain Outcome = "abstain"
+)
+
+// Scope of an allow or reject.
+type Scope string
+
+// Scopes. The zero value means once.
+const (
+	ScopeOnce   Scope = "once"
+	ScopeAlways Scope = "always"
+)
+
+// Risk levels of an explanation.
+const (
+	RiskLow    = "low"
+	RiskMedium = "medium"
+	RiskHigh   = "high"
+)
+
+// Decision is the output of permhost_decide.
+type Decision struct {
+	Outcome Outcome `json:"outcome"`
+	// Scope applies to allow and reject; empty means once.
+	Scope Scope `json:"scope,omitempty"`
+	// OptionID names the option of a select.
+	OptionID string `json:"optionId,omitempty"`
+	// Reason is logged and shown to the person.
+	Reason      string       `json:"reason,omitempty"`
+	Explanation *Explanation `json:"explanation,omitempty"`
+}
+
+// Explanation is shown with the request when a person decides.
+type Explanation struct {
+	// Summary says what the call does and why it is needed.
+	Summary string `json:"summary,omitempty"`
+	// Risk is the risk in a few words.
+	Risk      string `json:"risk,omitempty"`
+	RiskLevel string `json:"riskLevel,omitempty"`
+}
+
+// Errors of [Decision.Validate].
+var (
+	ErrUnknownOutcome = errors.New("abi: unknown outcome")
+	ErrUnknownScope   = errors.New("abi: unknown scope")
+	ErrNotOffered     = errors.New("abi: option not offered")
+	ErrBadExplanation = errors.New("abi: bad explanation")
+)
+
+// Validate checks d against the options of the request it answers: a known
+// outcome and scope, a select of an offered option, a known risk level.
+// Allow and reject name no option; the host picks the offered one.
+func (d Decision) Validate(options []Option) error {
+	switch d.Scope {
+	case "", ScopeOnce, ScopeAlways:
+	default:
+		return fmt.Errorf("%w %q", ErrUnknownScope, d.Scope)
+	}
+	switch d.Outcome {
+	case OutcomeReject, OutcomeCancel, OutcomeAsk, OutcomeAbstain:
+	case OutcomeAllow:
+		if _, ok := d.Option(options); !ok {
+			return fmt.Errorf("%w: allow %s with no %s option", ErrNotOffered, d.scope(), allowKind(d.scope()))
+		}
+	case OutcomeSelect:
+		if _, ok := d.Option(options); !ok {
+			return fmt.Errorf("%w: select %q", ErrNotOffered, d.OptionID)
+		}
+	default:
+		return fmt.Errorf("%w %q", ErrUnknownOutcome, d.Outcome)
+	}
+	if e := d.Explanation; e != nil {
+		switch e.RiskLevel {
+		case "", RiskLow, RiskMedium, RiskHigh:
+		default:
+			return fmt.Errorf("%w: riskLevel %q", ErrBadExplanation, e.RiskLevel)
+		}
+	}
+	return nil
+}
+
+// Option returns the offered option d chooses, and false when it chooses
+// none: allow once takes the first allow_once option and allow always the
+// first allow_always (never a wider one); reject always takes the first
+// reject_always, else the first reject_once; reject once takes the first
+// reject_once only, so that a one-time reject never becomes a durable one; select
+// takes the option with its id. Cancel, ask and abstain choose none; a reject
+// that finds no option is answered "cancelled".
+func (d Decision) Option(options []Option) (Option, bool) {
+	switch d.Outcome {
+	case OutcomeAllow:
+		return firstOfKind(options, allowKind(d.scope()))
+	case OutcomeReject:
+		if d.scope() == ScopeAlways {
+			if o, ok := firstOfKind(options, OptionRejectAlways); ok {
+				return o, true
+			}
+		}
+		return firstOfKind(options, OptionRejectOnce)
+	case OutcomeSelect:
+		for _, o := range options {
+			if o.OptionID == d.OptionID {
+				return o, true
+			}
+		}
+	}
+	return Option{}, false
+}
+
+func (d Decision) scope() Scope {
+	if d.Scope == "" {
+		return ScopeOnce
+	}
+	return d.Scope
+}
+
+func allowKind(s Scope) string {
+	if s == ScopeAlways {
+		return OptionAllowAlways
+	}
+	return OptionAllowOnce
+}
+
+func firstOfKind(options []Option, kind string) (Option, bool) {
+	for _, o := range options {
+		if o.Kind == kind {
+			return o, true
+		}
+	}
+	return Option{}, false
+}

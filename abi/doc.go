@@ -1,0 +1,17 @@
+// Package abi is the contract between permhost and its WebAssembly plugins,
+// version 1.
+//
+// A plugin is an Extism-compatible module. It exports:
+//
+//   - permhost_decide: reads a JSON [Request] as its Extism input and sets a
+//     JSON [Decision] as its output. A non-zero return or an Extism error is a
+//     failure.
+//   - permhost_abi: sets {"major":1,"minor":N} ([Version]) as its output.
+//   - permhost_describe (optional): sets a JSON [Info] as its output.
+//
+// This is the only permhost package with a compatibility promise: fields are
+// only ever added, never renamed or removed, within a major version. It uses
+// the standard library only and builds for GOOS=wasip1 so that Go plugins can
+// import it. docs/abi.md describes the same contract for authors in other
+// languages; request.schema.json and decision.schema.json are its JSON Schema.
+package abi

@@ -1,0 +1,96 @@
+// Package depstest enforces the import direction of DESIGN §2:
+// abi ← suggestions, sandbox ← host, builtin, acp ← cmd/permhost.
+package depstest
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/permhost/permhost"
+
+// tier of each top-level package: a package may import only packages of a
+// lower tier (or internal helpers allowed below). Packages not listed are
+// internal helpers; they may not import tiers above 1 unless listed.
+var tiers = map[string]int{
+	"abi":            0,
+	"suggestions":    1,
+	"sandbox":        1,
+	"internal/shell": 1,
+	"host":           2,
+	"builtin":        2,
+	"acp":            2,
+	"policy":         3,
+	"cmd/permhost":   4,
+}
+
+// forbidden pairs within a tier or below that the tiers alone do not catch.
+var forbidden = map[string][]string{
+	"abi": {"*"}, // standard library only
+	"acp": {"abi", "host", "sandbox", "suggestions", "builtin", "policy"},
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func rel(p string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(p, module), "/")
+}
+
+// top returns the tier key a package belongs to.
+func top(p string) (string, bool) {
+	r := rel(p)
+	for k := range tiers {
+		if r == k || strings.HasPrefix(r, k+"/") {
+			return k, true
+		}
+	}
+	return r, false
+}
+
+func TestImportDirection(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	seen := 0
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		seen++
+		from, ok := top(p.ImportPath)
+		for _, imp := range p.Imports {
+			if from == "abi" && strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+				t.Errorf("abi imports %s: abi must use the standard library only", imp)
+			}
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			to, toOK := top(imp)
+			if from == "abi" {
+				t.Errorf("abi imports %s", imp)
+			}
+			for _, f := range forbidden[from] {
+				if f == to {
+					t.Errorf("%s imports %s: forbidden by DESIGN §2", p.ImportPath, imp)
+				}
+			}
+			if ok && toOK && tiers[to] >= tiers[from] && to != from {
+				t.Errorf("%s (tier %d) imports %s (tier %d): lower never imports upper", p.ImportPath, tiers[from], imp, tiers[to])
+			}
+			if !ok && toOK && tiers[to] > 1 {
+				t.Errorf("helper %s imports %s: internal helpers stay below host/acp", p.ImportPath, imp)
+			}
+		}
+	}
+	if seen < 2 {
+		t.Fatalf("go list saw %d packages", seen)
+	}
+}
