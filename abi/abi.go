@@ -176,6 +176,36 @@ type Change struct {
 	// Destination is where the change is stored: userSettings,
 	// projectSettings, localSettings, session or cliArg.
 	Destination string `json:"destination,omitempty"`
+	// Operation, Lifetime and Targets are set for "acp-meta" changes only,
+	// whose Type is addRules, removeRules, replaceRules (policy_rule add,
+	// remove, replace), grant, or setMode (permission_mode set).
+	// Operation is the agent's operation: add, remove, replace, grant or set.
+	Operation string `json:"operation,omitempty"`
+	// Lifetime is the acp-meta lifetime scope (turn, session, workspace,
+	// user, persistent), followed by ":" and the storage when one is given.
+	Lifetime string   `json:"lifetime,omitempty"`
+	Targets  []Target `json:"targets,omitempty"`
+}
+
+// Target is what an acp-meta change applies to.
+type Target struct {
+	// Type is tool, command, network or filesystem.
+	Type string `json:"type"`
+	// ToolName names the tool of a tool target.
+	ToolName string `json:"toolName,omitempty"`
+	// Matcher is the matcher type: provider_rule, argv_prefix, host, any,
+	// directory or exact_path; empty for a whole tool.
+	Matcher string `json:"matcher,omitempty"`
+	// Provider is the provider of a provider_rule (e.g. "claudeCode").
+	Provider string `json:"provider,omitempty"`
+	// Value is the provider rule, the host or the path the matcher names.
+	Value string `json:"value,omitempty"`
+	// Protocol is the protocol of a host matcher, when given.
+	Protocol string `json:"protocol,omitempty"`
+	// Argv is the prefix of an argv_prefix matcher.
+	Argv []string `json:"argv,omitempty"`
+	// Access is the filesystem access granted (read, write), when given.
+	Access []string `json:"access,omitempty"`
 }
 
 // Rule is a Claude-style permission rule: a tool name and optional content
