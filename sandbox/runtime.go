@@ -1,0 +1,166 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// The host function an instrumented module imports to check its deadline.
+// Instrument refuses modules that import from HostModule themselves.
+const (
+	HostModule   = "permhost:sandbox"
+	PollFunction = "poll"
+)
+
+// AllowedImportModules are the only modules a plugin may import from (besides
+// HostModule.PollFunction, which Instrument adds).
+var AllowedImportModules = []string{
+	"extism:host/env",
+	"extism:host/user",
+	wasi_snapshot_preview1.ModuleName,
+}
+
+// Stop reasons a poll records in StopGlobal.
+const (
+	reasonNone     = 0
+	reasonTimeout  = 1
+	reasonCanceled = 2
+)
+
+// epoch anchors the monotonic clock the deadline global is measured on.
+var epoch = time.Now()
+
+// monotonicNow is nanoseconds since epoch; never 0 after init, which leaves 0
+// free to mean "no deadline".
+func monotonicNow() int64 { return int64(time.Since(epoch)) + 1 }
+
+// poll is HostModule.PollFunction: (deadline i64) -> (reason i32). The call is
+// also what makes the guest reach a Go safe point regularly.
+func poll(ctx context.Context, stack []uint64) {
+	stack[0] = uint64(pollReason(ctx, int64(stack[0])))
+}
+
+func pollReason(ctx context.Context, deadline int64) int {
+	if deadline != 0 && monotonicNow() >= deadline {
+		return reasonTimeout
+	}
+	if ctx.Err() != nil {
+		return reasonCanceled
+	}
+	// A context's own deadline is checked against the clock rather than
+	// waiting for its timer, which can fire milliseconds late.
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return reasonCanceled
+	}
+	return reasonNone
+}
+
+// NewRuntime returns a runtime for plugins under l: wazero's compiler where the
+// platform supports it, memory capped at l.MemoryPages(), compiled code kept
+// in cache (may be nil), WASI and HostModule instantiated.
+//
+// It deliberately does not use WithCloseOnContextDone: instrumentation checks
+// the deadline and the context at every function entry and loop header, which
+// wazero's check cannot (it misses loop-free call trees) and at a fraction of
+// its cost on Go plugins. The caller closes the runtime.
+func NewRuntime(ctx context.Context, l Limits, cache wazero.CompilationCache) (wazero.Runtime, error) {
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	l = l.WithDefaults()
+	cfg := wazero.NewRuntimeConfig().
+		WithCoreFeatures(api.CoreFeaturesV2).
+		WithMemoryLimitPages(l.MemoryPages()).
+		WithCloseOnContextDone(false)
+	if cache != nil {
+		cfg = cfg.WithCompilationCache(cache)
+	}
+	r := wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
+		r.Close(ctx)
+		return nil, fmt.Errorf("sandbox: instantiating WASI: %w", err)
+	}
+	_, err := r.NewHostModuleBuilder(HostModule).
+		NewFunctionBuilder().
+		WithGoFunction(api.GoFunc(poll), []api.ValueType{api.ValueTypeI64}, []api.ValueType{api.ValueTypeI32}).
+		WithName(PollFunction).
+		Export(PollFunction).
+		Instantiate(ctx)
+	if err != nil {
+		r.Close(ctx)
+		return nil, fmt.Errorf("sandbox: instantiating %s: %w", HostModule, err)
+	}
+	return r, nil
+}
+
+// ModuleConfig is the configuration of every plugin instance: no arguments,
+// no environment, no file system, an empty stdin, stdout and stderr to the
+// given writers (which should be bounded, see LimitedWriter), the real clocks
+// and crypto/rand (Go's runtime needs them). Sleeping is not real: wazero's
+// default nanosleep returns at once, so a guest that sleeps spins through its
+// checks instead of blocking the host inside a WASI call where no check can
+// run. The module name is empty so that any number of instances coexist, and
+// no start function runs: the host calls _initialize itself, under a
+// deadline.
+func ModuleConfig(stdout, stderr io.Writer) wazero.ModuleConfig {
+	return wazero.NewModuleConfig().
+		WithName("").
+		WithStdout(stdout).
+		WithStderr(stderr).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithRandSource(rand.Reader).
+		WithStartFunctions()
+}
+
+// CheckImports returns an error wrapping ErrForbiddenImport, naming the first
+// import of m that is neither from AllowedImportModules nor the poll function
+// Instrument adds.
+func CheckImports(m wazero.CompiledModule) error {
+	for _, f := range m.ImportedFunctions() {
+		mod, name, _ := f.Import()
+		if mod == HostModule && name == PollFunction {
+			if !sameTypes(f.ParamTypes(), []api.ValueType{api.ValueTypeI64}) || !sameTypes(f.ResultTypes(), []api.ValueType{api.ValueTypeI32}) {
+				return fmt.Errorf("%w: %s.%s has the wrong signature", ErrForbiddenImport, mod, name)
+			}
+			continue
+		}
+		if !allowedModule(mod) {
+			return fmt.Errorf("%w: %s.%s", ErrForbiddenImport, mod, name)
+		}
+	}
+	for _, mem := range m.ImportedMemories() {
+		if mod, name, _ := mem.Import(); !allowedModule(mod) {
+			return fmt.Errorf("%w: memory %s.%s", ErrForbiddenImport, mod, name)
+		}
+	}
+	return nil
+}
+
+func allowedModule(mod string) bool {
+	for _, a := range AllowedImportModules {
+		if mod == a {
+			return true
+		}
+	}
+	return false
+}
+
+func sameTypes(a, b []api.ValueType) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
