@@ -51,7 +51,7 @@ func (j *journal) relay(src io.Reader, dst *io.PipeWriter) {
 func playBoth(t *testing.T, clientTr, agentTr *Transcript, timeout time.Duration) (clientErr, agentErr error, j *journal) {
 	t.Helper()
 	j = &journal{}
-	c2aR, c2aW := io.Pipe()  // client writes
+	c2aR, c2aW := io.Pipe()   // client writes
 	c2aR2, c2aW2 := io.Pipe() // agent reads
 	a2cR, a2cW := io.Pipe()
 	a2cR2, a2cW2 := io.Pipe()
