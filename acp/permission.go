@@ -1,0 +1,141 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Method names the proxy acts on.
+const (
+	MethodRequestPermission = "session/request_permission"
+	MethodSessionUpdate     = "session/update"
+	MethodSessionCancel     = "session/cancel"
+	MethodCancelRequest     = "$/cancel_request"
+	MethodInitialize        = "initialize"
+	MethodSessionNew        = "session/new"
+	MethodSessionLoad       = "session/load"
+	MethodSessionResume     = "session/resume"
+	MethodSessionSetMode    = "session/set_mode"
+)
+
+// CancelledResult is the result of a permission request that was not
+// decided: ACP's cancelled outcome.
+var CancelledResult = json.RawMessage(`{"outcome":{"outcome":"cancelled"}}`)
+
+// PermissionOption is one option the agent offered.
+type PermissionOption struct {
+	OptionID string `json:"optionId"`
+	Name     string `json:"name"`
+	// Kind is allow_once, allow_always, reject_once or reject_always.
+	Kind string `json:"kind"`
+	// Meta is the option's _meta verbatim; nil when absent.
+	Meta json.RawMessage `json:"_meta,omitempty"`
+}
+
+// PermissionRequest is one agent→client session/request_permission as the
+// proxy received it, with what the proxy knows about its session. A handler
+// must not modify it.
+type PermissionRequest struct {
+	// ID is the raw bytes of the agent's id, echoed exactly in the answer.
+	ID json.RawMessage
+	// Line is the request's original bytes without the line terminator (for
+	// a request inside a batch, the element's bytes).
+	Line []byte
+	// Params is the request's params verbatim.
+	Params json.RawMessage
+	// SessionID is params.sessionId.
+	SessionID string
+	// ToolCallID is params.toolCall.toolCallId.
+	ToolCallID string
+	// ToolCall is the merged tool call as a JSON object: every earlier
+	// tool_call and tool_call_update for ToolCallID, then the request's own
+	// toolCall on top (absent or null fields leave earlier values, lists are
+	// replaced). nil when the request carries no usable toolCall.
+	ToolCall json.RawMessage
+	// Options are the offered options in the agent's order.
+	Options []PermissionOption
+	// Meta is params._meta verbatim; nil when absent.
+	Meta json.RawMessage
+	// Session is the session's state when the request arrived.
+	Session SessionInfo
+	// Suspicious is non-empty when the request is malformed or ambiguous —
+	// invalid UTF-8, a duplicate key, params that do not decode — and says
+	// why. Other parsers may read such a request differently than Go does,
+	// so a decision pipeline should fall back to its most conservative path.
+	Suspicious string
+}
+
+// Offered reports whether optionID is one of the request's options.
+func (r *PermissionRequest) Offered(optionID string) bool {
+	for _, o := range r.Options {
+		if o.OptionID == optionID {
+			return true
+		}
+	}
+	return false
+}
+
+// Answer is the client's response to a forwarded permission request.
+type Answer struct {
+	// Line is the client's response line verbatim, without terminator.
+	Line []byte
+	// Result is the response's result verbatim; nil for an error response.
+	Result json.RawMessage
+	// Error is the response's error; nil for a result.
+	Error *RPCError
+}
+
+// Client is what a handler may do with the editor while it handles one
+// permission request. Its methods are safe for concurrent use.
+type Client interface {
+	// Ask forwards the request to the client with the agent's original id
+	// and waits for the client's answer. With params nil the original line is
+	// forwarded byte-for-byte; otherwise params replaces the original params.
+	// If ctx is done first, Ask sends the client $/cancel_request for the
+	// id, arranges for its late answer to be swallowed, and returns
+	// ctx.Err(). Ask may be called once per request (ErrAlreadyAsked).
+	Ask(ctx context.Context, params json.RawMessage) (Answer, error)
+	// Notify sends the client a notification (for example a session/update
+	// tool_call_update telling what was decided), in order with the agent's
+	// own messages.
+	Notify(method string, params json.RawMessage) error
+}
+
+// Response is a handler's answer to the agent.
+type Response struct {
+	// Line, when set, is sent to the agent verbatim (for example the
+	// client's own answer line). Its id must be the request's id.
+	Line []byte
+	// Result is used when Line is nil: the agent gets
+	// {"jsonrpc":"2.0","id":<request id>,"result":<Result>}.
+	Result json.RawMessage
+}
+
+// Handler decides permission requests. The proxy calls RequestPermission in
+// its own goroutine per request; forwarding never waits for it. ctx is
+// cancelled when the request no longer needs an answer (session/cancel,
+// $/cancel_request, the agent went away); a handler should then return
+// promptly. Whatever the handler returns is checked before it reaches the
+// agent: an error, a panic, an answer for another id or naming an option
+// that was not offered becomes the cancelled outcome.
+type Handler interface {
+	RequestPermission(ctx context.Context, req *PermissionRequest, c Client) (Response, error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, req *PermissionRequest, c Client) (Response, error)
+
+// RequestPermission calls f.
+func (f HandlerFunc) RequestPermission(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
+	return f(ctx, req, c)
+}
+
+// Forward forwards every request unchanged to the client and returns the
+// client's answer line verbatim: permhost without a policy.
+var Forward Handler = HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
+	a, err := c.Ask(ctx, nil)
+	if err != nil {
+		return Response{}, err
+	}
+	return Response{Line: a.Line}, nil
+})

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/permhost/permhost/acp"
+)
+
+func init() {
+	commands["proxy"] = command{summary: "run an ACP agent behind permhost (what an editor launches)", run: runProxy}
+}
+
+// killGrace is how long the agent gets between SIGTERM and SIGKILL.
+const killGrace = 2 * time.Second
+
+// agentOutputGrace is how long permhost waits for the agent to exit once
+// its output has ended, before naming the exit in its error replies.
+const agentOutputGrace = 2 * time.Second
+
+func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	logLevel := fs.String("log-level", "info", "diagnostics level: debug, info, warn or error (diagnostics go to stderr)")
+	grace := fs.Duration("shutdown-grace", 5*time.Second, "how long the agent gets to exit after the editor disconnects, before SIGTERM and then SIGKILL to its process group")
+	maxLine := fs.Int("max-line-bytes", acp.DefaultMaxLineBytes, "largest accepted line from either side, in bytes")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: permhost proxy [FLAGS] -- AGENT [ARGS...]")
+		fmt.Fprintln(stderr, "\nStarts AGENT and relays ACP between it and the editor on stdin/stdout.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fmt.Fprintln(stderr, "permhost proxy: no agent command given (permhost proxy [FLAGS] -- AGENT [ARGS...])")
+		return exitUsage
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(stderr, "permhost proxy: --log-level %q: want debug, info, warn or error\n", *logLevel)
+		return exitUsage
+	}
+	if *grace < 0 || *maxLine <= 0 {
+		fmt.Fprintln(stderr, "permhost proxy: --shutdown-grace must not be negative and --max-line-bytes must be positive")
+		return exitUsage
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("component", "permhost-proxy")
+
+	// A write to a closed stdout must fail with EPIPE instead of killing
+	// permhost. Notify (unlike Ignore) is not inherited by the agent.
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
+
+	agent, err := acp.StartAgent(acp.AgentConfig{Argv: argv, Stderr: stderr, Logger: logger})
+	if err != nil {
+		logger.Error("cannot start the agent", "err", err)
+		return exitFail
+	}
+	defer agent.Close()
+
+	var stopOnce sync.Once
+	stop := func(g time.Duration) {
+		stopOnce.Do(func() { go agent.Stop(g, killGrace) })
+	}
+	proxy, err := acp.NewProxy(acp.Options{
+		Logger:       logger,
+		MaxLineBytes: *maxLine,
+		AgentExit: func(context.Context) string {
+			t := time.NewTimer(agentOutputGrace)
+			defer t.Stop()
+			select {
+			case <-agent.Done():
+				return agent.ExitDescription()
+			case <-t.C:
+				return "the agent closed its output"
+			}
+		},
+		ClientDone: func() {
+			logger.Debug("the editor disconnected; stopping the agent", "grace", *grace)
+			stop(*grace)
+		},
+	})
+	if err != nil {
+		logger.Error("proxy configuration", "err", err)
+		return exitFail
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			logger.Info("signal received; stopping the agent", "grace", *grace)
+			stop(*grace)
+		case <-agent.Done():
+		}
+	}()
+
+	err = proxy.Run(ctx, stdin, stdout, agent.Stdin(), agent.Stdout())
+	if err != nil {
+		logger.Error("proxy stopped", "err", err)
+		stop(0)
+		<-agent.Done()
+		return exitFail
+	}
+	// The agent's output ended; it is exiting or must be made to.
+	stop(*grace)
+	<-agent.Done()
+	return agent.ExitCode()
+}
