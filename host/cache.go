@@ -1,0 +1,258 @@
+package host
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// manifestName is the file in each cache entry listing the sha256 of every
+// file wazero wrote there. wazero checks only a CRC of the machine code of
+// an entry, not the function offsets beside it, so an entry is trusted only
+// when every file matches the manifest written right after the compile that
+// produced it.
+const manifestName = "permhost.sum"
+
+// compileCache is the on-disk compile cache entry of one module.
+type compileCache struct {
+	dir    string // <root>/<module sha256>
+	wazero wazero.CompilationCache
+	// verified are the files as verified at open; seal rehashes only when
+	// the compile changed them.
+	verified map[string]fileStamp
+}
+
+type fileStamp struct {
+	size    int64
+	modTime int64
+}
+
+func stamps(dir string, names []string) (map[string]fileStamp, error) {
+	m := make(map[string]fileStamp, len(names))
+	for _, n := range names {
+		fi, err := os.Lstat(filepath.Join(dir, n))
+		if err != nil {
+			return nil, err
+		}
+		m[n] = fileStamp{size: fi.Size(), modTime: fi.ModTime().UnixNano()}
+	}
+	return m, nil
+}
+
+// defaultCacheRoot returns os.UserCacheDir()/permhost/wasm.
+func defaultCacheRoot() (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, "permhost", "wasm"), nil
+}
+
+// openCache opens the entry for the module sha in root ("" for the default
+// root, "off" for no cache). An entry that fails verification is deleted, so
+// that the module is compiled afresh.
+func openCache(root, sha string, logger *slog.Logger) (*compileCache, error) {
+	if root == "off" {
+		return nil, nil
+	}
+	if root == "" {
+		var err error
+		if root, err = defaultCacheRoot(); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrCacheDir, err)
+		}
+		// Only the directories permhost owns are made private; the user's
+		// cache base is left as it is.
+		if err := ensurePrivateDir(filepath.Dir(root)); err != nil {
+			return nil, err
+		}
+	}
+	if err := ensurePrivateDir(root); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, sha)
+	if err := ensurePrivateDir(dir); err != nil {
+		return nil, err
+	}
+	verified, err := verifyEntry(dir)
+	if err != nil {
+		if logger != nil {
+			logger.Warn("compile cache entry discarded; recompiling", "dir", dir, "reason", err)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, fmt.Errorf("%w: remove untrusted entry: %v", ErrCacheDir, err)
+		}
+		if err := ensurePrivateDir(dir); err != nil {
+			return nil, err
+		}
+	}
+	wc, err := wazero.NewCompilationCacheWithDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCacheDir, err)
+	}
+	return &compileCache{dir: dir, wazero: wc, verified: verified}, nil
+}
+
+// ensurePrivateDir creates dir (mode 0700) if needed and checks that it is a
+// real directory owned by this user. A directory of ours that others may
+// read or write is made private; one owned by someone else is refused.
+func ensurePrivateDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("%w: %v", ErrCacheDir, err)
+		}
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrCacheDir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%w: %s is not a directory (%s)", ErrCacheDir, dir, fi.Mode().Type())
+	}
+	if !ownedByMe(fi) {
+		return fmt.Errorf("%w: %s is owned by another user", ErrCacheDir, dir)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("%w: %s has mode %v and cannot be made private: %v", ErrCacheDir, dir, fi.Mode().Perm(), err)
+		}
+	}
+	return nil
+}
+
+// entryFiles lists the regular files of an entry besides the manifest;
+// anything else in it (links, directories, wazero's leftover temporary
+// files) is an error, so that the entry is rebuilt.
+func entryFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if e.Name() == manifestName {
+			continue
+		}
+		if !e.Type().IsRegular() {
+			return nil, fmt.Errorf("unexpected %s %q", e.Type(), e.Name())
+		}
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			return nil, fmt.Errorf("unfinished file %q", e.Name())
+		}
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func readManifest(dir string) (map[string]string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, manifestName))
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		sum, name, ok := strings.Cut(sc.Text(), "  ")
+		if !ok || len(sum) != 64 || name == "" {
+			return nil, fmt.Errorf("malformed manifest line %q", sc.Text())
+		}
+		m[name] = sum
+	}
+	return m, nil
+}
+
+// verifyEntry checks every file of the entry against its manifest and
+// returns their stamps. An empty entry is valid.
+func verifyEntry(dir string) (map[string]fileStamp, error) {
+	names, err := entryFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return map[string]fileStamp{}, nil
+	}
+	want, err := readManifest(dir)
+	if err != nil {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	if len(want) != len(names) {
+		return nil, fmt.Errorf("manifest lists %d files, entry has %d", len(want), len(names))
+	}
+	st, err := stamps(dir, names)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		sum, err := fileSHA256(filepath.Join(dir, n))
+		if err != nil {
+			return nil, err
+		}
+		if want[n] != sum {
+			return nil, fmt.Errorf("%s: checksum mismatch", n)
+		}
+	}
+	return st, nil
+}
+
+// seal writes the manifest of the entry after a compile, when the compile
+// wrote or replaced files.
+func (c *compileCache) seal() error {
+	names, err := entryFiles(c.dir)
+	if err != nil {
+		return err
+	}
+	now, err := stamps(c.dir, names)
+	if err != nil {
+		return err
+	}
+	if maps.Equal(now, c.verified) {
+		return nil
+	}
+	var buf bytes.Buffer
+	for _, n := range names {
+		sum, err := fileSHA256(filepath.Join(c.dir, n))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&buf, "%s  %s\n", sum, n)
+	}
+	tmp, err := os.CreateTemp(c.dir, manifestName+".*.part")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(c.dir, manifestName))
+}

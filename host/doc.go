@@ -1,0 +1,18 @@
+// Package host loads permhost plugins and calls them under the limits of
+// package sandbox.
+//
+// A plugin is an Extism-compatible WebAssembly module exporting
+// permhost_decide and permhost_abi (see package abi). Load checks its pin,
+// its imports and its ABI version once; [Plugin.Decide] and [Plugin.Call] then
+// run one decision each on an instance taken from the plugin's own pool.
+//
+// The Extism host ABI (the "extism:host/env" module that Extism PDKs import)
+// is implemented here in Go rather than through the Extism SDK's kernel: a
+// call costs a few microseconds instead of tens, and the per-call state
+// (input, output, the memory blocks the plugin allocates, its logs) lives in
+// one arena per instance that is reused from call to call. RATIONALE.md
+// explains the choice.
+//
+// Every failure is an [*Error] whose [Kind] says what went wrong; an instance
+// that failed in any way is discarded, never reused.
+package host

@@ -1,0 +1,336 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/sandbox"
+)
+
+// instance is one instantiation of a plugin's module with its kernel state.
+// It serves one call at a time.
+type instance struct {
+	plugin *Plugin
+	mod    api.Module
+
+	// Exports, looked up once.
+	initialize, decide, abiFn, describe api.Function
+	initialized                         bool
+
+	stack []uint64 // the results of a call; one i32
+	cc    callCtx
+
+	// Per-call state, reset by begin.
+	input    inputBuffer
+	enc      *json.Encoder
+	arena    arena
+	outOff   uint64
+	outLen   uint64
+	outSet   bool
+	errMsg   []byte
+	errSet   bool
+	vars     []variable
+	varBytes int
+
+	collectLogs bool
+	logs        []Log
+	logBytes    int
+	logDropped  int
+	logOpen     bool // the last log entry is a stream write without its newline yet
+	outOfMemory bool // Go's runtime said "out of memory" on stderr
+
+	// stopping is set when Close stops this instance mid-call.
+	stopping atomic.Bool
+}
+
+// inputBuffer is the encoded request; an io.Writer for the instance's
+// json.Encoder so that encoding reuses one backing array.
+type inputBuffer []byte
+
+func (b *inputBuffer) Write(p []byte) (int, error) {
+	*b = append(*b, p...)
+	return len(p), nil
+}
+
+// streamWriter captures the plugin's stdout or stderr into the call's logs.
+type streamWriter struct {
+	inst  *instance
+	level string
+}
+
+func (w streamWriter) Write(p []byte) (int, error) {
+	if w.level == "stderr" && bytes.Contains(p, []byte("out of memory")) {
+		w.inst.outOfMemory = true
+	}
+	w.inst.stream(w.level, p)
+	return len(p), nil
+}
+
+// newInstance instantiates p's module and looks up its exports.
+func (p *Plugin) newInstance(ctx context.Context) (*instance, *Error) {
+	inst := &instance{plugin: p, stack: make([]uint64, 1)}
+	inst.cc.inst = inst
+	inst.enc = json.NewEncoder(&inst.input)
+	inst.enc.SetEscapeHTML(false)
+	cfg := sandbox.ModuleConfig(streamWriter{inst, "stdout"}, streamWriter{inst, "stderr"}).
+		WithName("").        // anonymous, so that one runtime can hold many instances
+		WithStartFunctions() // _initialize runs under a deadline, below
+	mod, err := p.rt.InstantiateModule(ctx, p.compiled, cfg)
+	if err != nil {
+		return nil, p.fail(KindLoad, fmt.Errorf("instantiate: %w", err))
+	}
+	inst.mod = mod
+	check := func(name string, required bool, results ...api.ValueType) (api.Function, *Error) {
+		f := mod.ExportedFunction(name)
+		if f == nil {
+			if required {
+				return nil, p.fail(KindABI, fmt.Errorf("%w %s", ErrMissingExport, name))
+			}
+			return nil, nil
+		}
+		d := f.Definition()
+		if len(d.ParamTypes()) != 0 || !equalTypes(d.ResultTypes(), results) {
+			return nil, p.fail(KindABI, fmt.Errorf("%w %s: has type %s, want %s",
+				ErrMissingExport, name, signature(d.ParamTypes(), d.ResultTypes()), signature(nil, results)))
+		}
+		return f, nil
+	}
+	var e *Error
+	if inst.decide, e = check(abi.ExportDecide, true, api.ValueTypeI32); e == nil {
+		if inst.abiFn, e = check(abi.ExportABI, true, api.ValueTypeI32); e == nil {
+			if inst.describe, e = check(abi.ExportDescribe, false, api.ValueTypeI32); e == nil {
+				inst.initialize, e = check("_initialize", false)
+			}
+		}
+	}
+	if e != nil {
+		inst.close()
+		return nil, e
+	}
+	inst.initialized = inst.initialize == nil
+	return inst, nil
+}
+
+func equalTypes(a, b []api.ValueType) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func signature(params, results []api.ValueType) string {
+	names := func(ts []api.ValueType) string {
+		s := make([]string, len(ts))
+		for i, t := range ts {
+			s[i] = api.ValueTypeName(t)
+		}
+		return "(" + strings.Join(s, ",") + ")"
+	}
+	return names(params) + "->" + names(results)
+}
+
+func (inst *instance) close() {
+	// The caller's context may be done already; closing must still happen.
+	_ = inst.mod.Close(context.Background())
+}
+
+// encode makes req the input of the next call.
+func (inst *instance) encode(req *abi.Request) error {
+	if cap(inst.input) > 1<<20 {
+		inst.input = nil
+	}
+	inst.input = inst.input[:0]
+	if err := inst.enc.Encode(req); err != nil {
+		return err
+	}
+	inst.input = inst.input[:len(inst.input)-1] // Encode's newline
+	return nil
+}
+
+// begin resets the per-call state.
+func (inst *instance) begin(collectLogs bool) {
+	inst.arena.reset()
+	inst.outOff, inst.outLen, inst.outSet = 0, 0, false
+	inst.errMsg, inst.errSet = inst.errMsg[:0], false
+	inst.vars, inst.varBytes = inst.vars[:0], 0
+	inst.collectLogs = collectLogs
+	inst.logs, inst.logBytes, inst.logDropped, inst.logOpen = inst.logs[:0], 0, 0, false
+	inst.outOfMemory = false
+}
+
+// run calls fn (and _initialize first, on a fresh instance) under the
+// plugin's deadline. The output aliases the arena: it is valid until the
+// next call on inst.
+func (inst *instance) run(ctx context.Context, fn api.Function) ([]byte, *Error) {
+	p := inst.plugin
+	if err := ctx.Err(); err != nil {
+		return nil, p.fail(KindCancelled, err)
+	}
+	inst.cc.Context = ctx
+	w := sandbox.Watch(&inst.cc, inst.mod, p.limits.Timeout)
+	var err error
+	if !inst.initialized {
+		// _initialize shares the call's deadline: a decision never waits
+		// longer because the pool had to grow.
+		if err = inst.initialize.CallWithStack(&inst.cc, inst.stack[:0]); err == nil {
+			inst.initialized = true
+		}
+	}
+	if err == nil {
+		err = fn.CallWithStack(&inst.cc, inst.stack)
+	}
+	stopErr := w.Stop()
+	inst.cc.Context = nil
+	inst.flushLogs()
+	if e := inst.failure(err, stopErr); e != nil {
+		return nil, e
+	}
+	if rc := int32(inst.stack[0]); rc != 0 || inst.errSet {
+		msg := "no message"
+		if inst.errSet {
+			msg = strings.ToValidUTF8(string(inst.errMsg), "\uFFFD")
+		}
+		if rc != 0 {
+			return nil, p.fail(KindPluginError, fmt.Errorf("%s returned %d: %s", fn.Definition().ExportNames()[0], rc, msg))
+		}
+		return nil, p.fail(KindPluginError, errors.New(msg))
+	}
+	if !inst.outSet {
+		return nil, p.fail(KindBadOutput, errors.New("no output"))
+	}
+	if inst.outLen == 0 {
+		return nil, nil
+	}
+	return inst.arena.mem[inst.outOff : inst.outOff+inst.outLen], nil
+}
+
+// failure classifies how a call ended; nil when it returned normally.
+func (inst *instance) failure(callErr, stopErr error) *Error {
+	p := inst.plugin
+	switch {
+	case inst.stopping.Load():
+		return p.fail(KindCancelled, ErrClosed)
+	case errors.Is(stopErr, sandbox.ErrTimeout):
+		return p.fail(KindTimeout, fmt.Errorf("stopped at the %v deadline", p.limits.Timeout))
+	case errors.Is(stopErr, context.Canceled), errors.Is(stopErr, context.DeadlineExceeded):
+		return p.fail(KindCancelled, stopErr)
+	case stopErr != nil:
+		// The instance cannot be stopped (not instrumented): never run it.
+		return p.fail(KindLoad, stopErr)
+	case callErr == nil:
+		return nil
+	}
+	var kf *kernelFault
+	if errors.As(callErr, &kf) {
+		return p.fail(kf.kind, kf.err)
+	}
+	memory := inst.outOfMemory || inst.atMemoryCap()
+	var exit *sys.ExitError
+	if errors.As(callErr, &exit) {
+		err := fmt.Errorf("exited with code %d", exit.ExitCode())
+		if memory {
+			return p.fail(KindMemory, fmt.Errorf("%w after running out of memory", err))
+		}
+		return p.fail(KindTrap, err)
+	}
+	err := &trapError{err: callErr}
+	if memory {
+		return p.fail(KindMemory, fmt.Errorf("%w at the %d-byte memory limit", err, p.limits.MemoryBytes))
+	}
+	return p.fail(KindTrap, err)
+}
+
+// atMemoryCap reports whether the plugin's memory cannot grow by another
+// page: a trap there almost always follows a failed memory.grow.
+func (inst *instance) atMemoryCap() bool {
+	m := inst.mod.Memory()
+	return m != nil && uint64(m.Size())+65536 > inst.plugin.limits.MemoryBytes
+}
+
+// trapError shows the first line of a wazero error (the trap itself) and
+// keeps the rest, the wasm stack trace, behind Unwrap.
+type trapError struct{ err error }
+
+func (e *trapError) Error() string {
+	s := e.err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func (e *trapError) Unwrap() error { return e.err }
+
+// log records one Extism log call.
+func (inst *instance) log(level string, msg []byte) {
+	inst.logOpen = false
+	inst.appendLog(level, msg)
+}
+
+// stream records a write to stdout or stderr, joining writes until a line
+// ends so that one message is one log entry.
+func (inst *instance) stream(level string, p []byte) {
+	if !inst.collectLogs && inst.plugin.logger == nil {
+		return
+	}
+	if inst.logOpen && len(inst.logs) > 0 && inst.logs[len(inst.logs)-1].Level == level {
+		room := inst.plugin.limits.MaxLogBytes - inst.logBytes
+		take := min(len(p), max(room, 0))
+		last := &inst.logs[len(inst.logs)-1]
+		last.Message += string(p[:take])
+		inst.logBytes += take
+		inst.logDropped += len(p) - take
+	} else {
+		inst.appendLog(level, p)
+	}
+	inst.logOpen = len(p) > 0 && p[len(p)-1] != '\n'
+}
+
+func (inst *instance) appendLog(level string, msg []byte) {
+	if !inst.collectLogs && inst.plugin.logger == nil {
+		return
+	}
+	room := inst.plugin.limits.MaxLogBytes - inst.logBytes
+	if room <= 0 {
+		inst.logDropped += len(msg)
+		return
+	}
+	take := min(len(msg), room)
+	inst.logs = append(inst.logs, Log{Level: level, Message: string(msg[:take])})
+	inst.logBytes += take
+	inst.logDropped += len(msg) - take
+}
+
+// flushLogs tidies the call's logs and hands them to the plugin's logger.
+func (inst *instance) flushLogs() {
+	for i := range inst.logs {
+		l := &inst.logs[i]
+		if l.Level == "stdout" || l.Level == "stderr" {
+			l.Message = strings.TrimSuffix(l.Message, "\n")
+		}
+		l.Message = strings.ToValidUTF8(l.Message, "\uFFFD")
+	}
+	if inst.logDropped > 0 {
+		inst.logs = append(inst.logs, Log{Level: "warn",
+			Message: fmt.Sprintf("permhost: %d more bytes of plugin logs dropped at the %d-byte limit", inst.logDropped, inst.plugin.limits.MaxLogBytes)})
+	}
+	if lg := inst.plugin.logger; lg != nil {
+		for _, l := range inst.logs {
+			lg.Debug("plugin log", "plugin", inst.plugin.name, "level", l.Level, "message", l.Message)
+		}
+	}
+}

@@ -1,0 +1,495 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/sandbox"
+)
+
+// maxModuleBytes bounds the size of a plugin module read from disk.
+const maxModuleBytes = 256 << 20
+
+// Options configure [Load].
+type Options struct {
+	// Name is used in messages; default: the file's base name without
+	// ".wasm", or "plugin" for a module given as bytes.
+	Name string
+	// Path is the module file; give either Path or Wasm.
+	Path string
+	// Wasm is the module itself.
+	Wasm []byte
+	// SHA256 optionally pins the module (hex); a mismatch is a load error
+	// naming both hashes.
+	SHA256 string
+	// Config is handed to the plugin as Request.Config on every call. It
+	// must be a JSON object. When nil, each request's own Config is passed
+	// through. Its top-level values are also what Extism's config_get
+	// returns (strings as themselves, other values as JSON text).
+	Config json.RawMessage
+	// Limits are the sandbox limits; zero fields take the defaults.
+	Limits sandbox.Limits
+	// CacheDir is the compile cache directory: "" for the default
+	// (os.UserCacheDir()/permhost/wasm), "off" for none.
+	CacheDir string
+	// PoolSize is how many idle instances are kept; default GOMAXPROCS.
+	PoolSize int
+	// Logger optionally receives the plugin's logs (at debug level) and
+	// the host's notes about it (cache repairs).
+	Logger *slog.Logger
+}
+
+// Plugin is a loaded plugin. Its methods are safe for concurrent use.
+type Plugin struct {
+	name       string
+	sha        string
+	limits     sandbox.Limits
+	config     json.RawMessage
+	poolSize   int
+	logger     *slog.Logger
+	info       abi.Info
+	abiVersion abi.Version
+
+	// configStrings answers Extism's config_get.
+	configStrings map[string]string
+
+	rt       wazero.Runtime
+	compiled wazero.CompiledModule
+	cache    wazero.CompilationCache
+
+	mu       sync.Mutex
+	idle     []*instance
+	busy     map[*instance]struct{}
+	pending  int // instances being instantiated
+	closed   bool
+	released chan struct{} // closed once the runtime is closed
+}
+
+// Result is the outcome of one [Plugin.Call].
+type Result struct {
+	Decision abi.Decision
+	// Err is nil or an [*Error].
+	Err error
+	// Logs are what the plugin logged and wrote to stdout and stderr,
+	// bounded by Limits.MaxLogBytes.
+	Logs []Log
+	// Duration is the wall time of the call, waiting for an instance
+	// included.
+	Duration time.Duration
+}
+
+// Log is one message of a plugin.
+type Log struct {
+	// Level is "stdout", "stderr", "debug", "info", "warn", "error" or
+	// "trace".
+	Level   string `json:"level"`
+	Message string `json:"message"`
+}
+
+// Load reads, checks, compiles and instantiates a plugin. It refuses a
+// module whose pin, imports or ABI version is wrong, and one that does not
+// export permhost_decide and permhost_abi (KindABI). The returned plugin must
+// be closed.
+func Load(ctx context.Context, opts Options) (*Plugin, error) {
+	p, wasm, err := newPlugin(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.compile(ctx, wasm, opts.CacheDir); err != nil {
+		p.release()
+		return nil, err
+	}
+	if err := p.handshake(ctx); err != nil {
+		p.release()
+		return nil, err
+	}
+	return p, nil
+}
+
+// newPlugin validates opts and reads the module.
+func newPlugin(opts Options) (*Plugin, []byte, error) {
+	name := opts.Name
+	if name == "" {
+		name = "plugin"
+		if opts.Path != "" {
+			name = strings.TrimSuffix(filepath.Base(opts.Path), ".wasm")
+		}
+	}
+	p := &Plugin{name: name, busy: map[*instance]struct{}{}, released: make(chan struct{}), logger: opts.Logger}
+	bad := func(format string, args ...any) error {
+		return p.fail(KindLoad, fmt.Errorf("%w: %s", ErrBadOptions, fmt.Sprintf(format, args...)))
+	}
+	if (opts.Path == "") == (opts.Wasm == nil) {
+		return nil, nil, bad("give exactly one of Path and Wasm")
+	}
+	p.limits = opts.Limits.WithDefaults()
+	if err := p.limits.Validate(); err != nil {
+		return nil, nil, p.fail(KindLoad, err)
+	}
+	p.poolSize = opts.PoolSize
+	switch {
+	case p.poolSize < 0:
+		return nil, nil, bad("PoolSize %d is negative", opts.PoolSize)
+	case p.poolSize == 0:
+		p.poolSize = runtime.GOMAXPROCS(0)
+	}
+	if opts.Config != nil {
+		cfg, strs, err := parseConfig(opts.Config)
+		if err != nil {
+			return nil, nil, bad("Config: %v", err)
+		}
+		p.config, p.configStrings = cfg, strs
+	}
+	var want string
+	if opts.SHA256 != "" {
+		want = strings.ToLower(strings.TrimSpace(opts.SHA256))
+		if b, err := hex.DecodeString(want); err != nil || len(b) != sha256.Size {
+			return nil, nil, bad("SHA256 %q is not a hex sha256", opts.SHA256)
+		}
+	}
+	wasm := opts.Wasm
+	if opts.Path != "" {
+		var err error
+		if wasm, err = readModule(opts.Path); err != nil {
+			return nil, nil, p.fail(KindLoad, err)
+		}
+	}
+	sum := sha256.Sum256(wasm)
+	p.sha = hex.EncodeToString(sum[:])
+	if want != "" && want != p.sha {
+		return nil, nil, p.fail(KindLoad, fmt.Errorf("%w: pinned %s, module is %s", ErrPinMismatch, want, p.sha))
+	}
+	return p, wasm, nil
+}
+
+func readModule(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxModuleBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxModuleBytes {
+		return nil, fmt.Errorf("%s: module larger than %d bytes", path, maxModuleBytes)
+	}
+	return b, nil
+}
+
+// parseConfig checks that raw is one JSON object and returns it compacted,
+// with its top-level values as config_get strings.
+func parseConfig(raw json.RawMessage) (json.RawMessage, map[string]string, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		if err == nil {
+			err = errors.New("null")
+		}
+		return nil, nil, fmt.Errorf("not a JSON object: %v", err)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, nil, err
+	}
+	strs := make(map[string]string, len(fields))
+	for k, v := range fields {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			strs[k] = s
+		} else {
+			strs[k] = string(v)
+		}
+	}
+	return buf.Bytes(), strs, nil
+}
+
+// compile instruments, compiles (through the cache) and checks the module.
+func (p *Plugin) compile(ctx context.Context, wasm []byte, cacheDir string) error {
+	instrumented, err := sandbox.Instrument(wasm)
+	if err != nil {
+		return p.fail(KindLoad, err)
+	}
+	cache, err := openCache(cacheDir, p.sha, p.logger)
+	if err != nil {
+		return p.fail(KindLoad, err)
+	}
+	var wcache wazero.CompilationCache
+	if cache != nil {
+		wcache = cache.wazero
+	}
+	p.cache = wcache
+	if p.rt, err = sandbox.NewRuntime(ctx, p.limits, wcache); err != nil {
+		return p.fail(KindLoad, err)
+	}
+	if err := instantiateKernel(ctx, p.rt); err != nil {
+		return p.fail(KindLoad, fmt.Errorf("extism kernel: %w", err))
+	}
+	if p.compiled, err = p.rt.CompileModule(ctx, instrumented); err != nil {
+		return p.fail(KindLoad, fmt.Errorf("compile: %w", err))
+	}
+	if cache != nil {
+		if err := cache.seal(); err != nil && p.logger != nil {
+			// The next load recompiles; nothing unverified is ever used.
+			p.logger.Warn("compile cache not sealed", "plugin", p.name, "err", err)
+		}
+	}
+	if err := sandbox.CheckImports(p.compiled); err != nil {
+		return p.fail(KindForbiddenImport, err)
+	}
+	return nil
+}
+
+// handshake instantiates the first instance, checks permhost_abi and reads
+// permhost_describe.
+func (p *Plugin) handshake(ctx context.Context) error {
+	inst, e := p.newInstance(ctx)
+	if e != nil {
+		return e
+	}
+	inst.input = inst.input[:0]
+	inst.begin(false)
+	out, e := inst.run(ctx, inst.abiFn)
+	if e != nil {
+		inst.close()
+		e.Err = fmt.Errorf("%s: %w", abi.ExportABI, e.Err)
+		return e
+	}
+	var v struct {
+		Major *int `json:"major"`
+		Minor *int `json:"minor"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil || v.Major == nil || v.Minor == nil {
+		inst.close()
+		return p.fail(KindABI, fmt.Errorf("%s: output %.200q is not {\"major\":N,\"minor\":N}", abi.ExportABI, out))
+	}
+	p.abiVersion = abi.Version{Major: *v.Major, Minor: *v.Minor}
+	if !p.abiVersion.Compatible(abi.Current) {
+		inst.close()
+		return p.fail(KindABI, fmt.Errorf("%w: plugin %q speaks ABI %s, this host speaks %s (same major and a minor up to %d)",
+			ErrIncompatibleABI, p.name, p.abiVersion, abi.Current, abi.Current.Minor))
+	}
+	if inst.describe != nil {
+		inst.begin(false)
+		out, e := inst.run(ctx, inst.describe)
+		if e != nil {
+			inst.close()
+			e.Err = fmt.Errorf("%s: %w", abi.ExportDescribe, e.Err)
+			return e
+		}
+		if err := json.Unmarshal(out, &p.info); err != nil {
+			inst.close()
+			return p.fail(KindABI, fmt.Errorf("%s: output is not an Info: %v", abi.ExportDescribe, err))
+		}
+	}
+	p.idle = append(p.idle, inst)
+	return nil
+}
+
+func (p *Plugin) fail(kind Kind, err error) *Error {
+	return &Error{Kind: kind, Plugin: p.name, Err: err}
+}
+
+// Decide runs one decision. The error is nil or an [*Error].
+func (p *Plugin) Decide(ctx context.Context, req abi.Request) (abi.Decision, error) {
+	d, e := p.call(ctx, &req, nil)
+	if e != nil {
+		return abi.Decision{}, e
+	}
+	return d, nil
+}
+
+// Call runs one decision like [Plugin.Decide] and returns what a log or an
+// evaluation needs besides it.
+func (p *Plugin) Call(ctx context.Context, req abi.Request) Result {
+	start := time.Now()
+	var logs []Log
+	d, e := p.call(ctx, &req, &logs)
+	r := Result{Decision: d, Logs: logs, Duration: time.Since(start)}
+	if e != nil {
+		r.Err = e
+	}
+	return r
+}
+
+// call runs one decision; when logs is not nil the plugin's logs are
+// copied into it.
+func (p *Plugin) call(ctx context.Context, req *abi.Request, logs *[]Log) (abi.Decision, *Error) {
+	inst, e := p.acquire(ctx)
+	if e != nil {
+		return abi.Decision{}, e
+	}
+	d, e := p.decideOn(ctx, inst, req, logs)
+	p.releaseInstance(inst, e == nil)
+	return d, e
+}
+
+func (p *Plugin) decideOn(ctx context.Context, inst *instance, req *abi.Request, logs *[]Log) (abi.Decision, *Error) {
+	if p.config != nil {
+		req.Config = p.config
+	}
+	if err := inst.encode(req); err != nil {
+		return abi.Decision{}, p.fail(KindInputTooLarge, fmt.Errorf("encode request: %w", err))
+	}
+	if n := len(inst.input); n > p.limits.MaxInput {
+		return abi.Decision{}, p.fail(KindInputTooLarge, fmt.Errorf("request of %d bytes exceeds the limit of %d", n, p.limits.MaxInput))
+	}
+	inst.begin(logs != nil)
+	out, e := inst.run(ctx, inst.decide)
+	if logs != nil && len(inst.logs) > 0 {
+		*logs = append([]Log(nil), inst.logs...)
+	}
+	if e != nil {
+		return abi.Decision{}, e
+	}
+	var d abi.Decision
+	if err := json.Unmarshal(out, &d); err != nil {
+		return abi.Decision{}, p.fail(KindBadOutput, fmt.Errorf("output %.120q: %v", out, err))
+	}
+	if err := d.Validate(req.Options); err != nil {
+		return abi.Decision{}, p.fail(KindBadOutput, err)
+	}
+	return d, nil
+}
+
+// acquire takes an idle instance or makes a new one.
+func (p *Plugin) acquire(ctx context.Context) (*instance, *Error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, p.fail(KindCancelled, ErrClosed)
+	}
+	var inst *instance
+	if n := len(p.idle); n > 0 {
+		inst = p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+	}
+	if inst != nil {
+		p.busy[inst] = struct{}{}
+		p.mu.Unlock()
+		return inst, nil
+	}
+	// Counted before instantiating, so that Close waits for it.
+	p.pending++
+	p.mu.Unlock()
+	inst, e := p.newInstance(ctx)
+	p.mu.Lock()
+	p.pending--
+	closed := p.closed
+	if e == nil && !closed {
+		p.busy[inst] = struct{}{}
+	}
+	last := closed && p.idleOfWork()
+	p.mu.Unlock()
+	if e == nil && closed {
+		inst.close()
+		inst, e = nil, p.fail(KindCancelled, ErrClosed)
+	}
+	if last {
+		p.release()
+	}
+	return inst, e
+}
+
+// idleOfWork reports whether no call runs and no instance is being made;
+// p.mu is held.
+func (p *Plugin) idleOfWork() bool { return len(p.busy) == 0 && p.pending == 0 }
+
+// releaseInstance returns inst to the pool after a clean call and discards it
+// otherwise.
+func (p *Plugin) releaseInstance(inst *instance, ok bool) {
+	p.mu.Lock()
+	delete(p.busy, inst)
+	keep := ok && !p.closed && len(p.idle) < p.poolSize && !inst.stopping.Load()
+	if keep {
+		p.idle = append(p.idle, inst)
+	}
+	last := p.closed && p.idleOfWork()
+	p.mu.Unlock()
+	if !keep {
+		inst.close()
+	}
+	if last {
+		p.release()
+	}
+}
+
+// Close stops in-flight calls, closes every instance and frees the
+// compiled module. It waits for stopped calls to return until ctx ends;
+// closing again returns nil once that is done.
+func (p *Plugin) Close(ctx context.Context) error {
+	p.mu.Lock()
+	first := !p.closed
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	for inst := range p.busy {
+		inst.stop()
+	}
+	none := p.idleOfWork()
+	p.mu.Unlock()
+	for _, inst := range idle {
+		inst.close()
+	}
+	if first && none {
+		p.release()
+	}
+	select {
+	case <-p.released:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// release frees the runtime; called once, when the plugin is closed and
+// nothing runs.
+func (p *Plugin) release() {
+	ctx := context.Background()
+	if p.rt != nil {
+		_ = p.rt.Close(ctx) // also closes compiled and the kernel module
+	}
+	if p.cache != nil {
+		_ = p.cache.Close(ctx)
+	}
+	close(p.released)
+}
+
+// stop makes the running call stop at its next deadline check, through
+// callCtx.Err.
+func (inst *instance) stop() {
+	inst.stopping.Store(true)
+}
+
+// Name returns the plugin's name.
+func (p *Plugin) Name() string { return p.name }
+
+// SHA256 returns the hex sha256 of the module as given (before
+// instrumentation).
+func (p *Plugin) SHA256() string { return p.sha }
+
+// Info returns what permhost_describe said, or the zero Info.
+func (p *Plugin) Info() abi.Info { return p.info }
+
+// ABI returns the version permhost_abi reported.
+func (p *Plugin) ABI() abi.Version { return p.abiVersion }
+
+// Limits returns the limits in force, defaults filled in.
+func (p *Plugin) Limits() sandbox.Limits { return p.limits }
