@@ -83,9 +83,17 @@ func NewRuntime(ctx context.Context, l Limits, cache wazero.CompilationCache) (w
 		cfg = cfg.WithCompilationCache(cache)
 	}
 	r := wazero.NewRuntimeWithConfig(ctx, cfg)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
+	if err := instantiateHostModules(ctx, r); err != nil {
 		r.Close(ctx)
-		return nil, fmt.Errorf("sandbox: instantiating WASI: %w", err)
+		return nil, err
+	}
+	return r, nil
+}
+
+// instantiateHostModules adds WASI and HostModule to r.
+func instantiateHostModules(ctx context.Context, r wazero.Runtime) error {
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
+		return fmt.Errorf("sandbox: instantiating WASI: %w", err)
 	}
 	_, err := r.NewHostModuleBuilder(HostModule).
 		NewFunctionBuilder().
@@ -94,10 +102,9 @@ func NewRuntime(ctx context.Context, l Limits, cache wazero.CompilationCache) (w
 		Export(PollFunction).
 		Instantiate(ctx)
 	if err != nil {
-		r.Close(ctx)
-		return nil, fmt.Errorf("sandbox: instantiating %s: %w", HostModule, err)
+		return fmt.Errorf("sandbox: instantiating %s: %w", HostModule, err)
 	}
-	return r, nil
+	return nil
 }
 
 // ModuleConfig is the configuration of every plugin instance: no arguments,

@@ -1,0 +1,1 @@
+(module (import "permhost:sandbox" "poll" (func (param i32) (result i32))))

@@ -1,0 +1,1 @@
+(module (import "env" "memory" (memory 1)))
