@@ -1,0 +1,495 @@
+package config
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/permhost/permhost/internal/units"
+)
+
+// ErrInvalid is wrapped by every [*Error].
+var ErrInvalid = errors.New("config: invalid")
+
+// Error is a mistake in a configuration file.
+type Error struct {
+	File string // the file as given
+	Line int    // 1-based; 0 when unknown
+	Key  string // e.g. "plugin[1].timeout"; empty for syntax errors
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc += ":" + strconv.Itoa(e.Line)
+	}
+	if e.Key != "" {
+		return fmt.Sprintf("%s: %s: %s", loc, e.Key, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", loc, e.Msg)
+}
+
+func (e *Error) Unwrap() error { return ErrInvalid }
+
+// Strategies of the chain (DESIGN §4).
+const (
+	StrategySequential = "sequential"
+	StrategyRace       = "race"
+)
+
+// Headless policies for undecided requests in `permhost run`.
+const (
+	UndecidedReject = "reject"
+	UndecidedCancel = "cancel"
+	UndecidedPrompt = "prompt"
+)
+
+// Failure policies of a plugin.
+const (
+	FailureClosed  = "closed"
+	FailureAbstain = "abstain"
+	FailureMonitor = "monitor"
+)
+
+// Layers, run in this order.
+const (
+	LayerAdmin = "admin"
+	LayerTeam  = "team"
+	LayerUser  = "user"
+)
+
+// Layers lists the layers in the order the chain runs them.
+var Layers = []string{LayerAdmin, LayerTeam, LayerUser}
+
+// Config is a validated permhost.toml.
+type Config struct {
+	// File is the absolute path of the file read; empty for an embedded one.
+	File          string
+	Strategy      string
+	PersonTimeout time.Duration // 0 = wait for the person without limit
+	OnUndecided   string
+	// LogPath is the decision log, absolute; empty = off.
+	LogPath string
+	Plugins []Plugin
+	Bundles []Bundle
+}
+
+// Plugin is one [[plugin]] entry.
+type Plugin struct {
+	Name          string
+	Path          string // absolute
+	SHA256        string // lower-case hex; empty = not pinned
+	Timeout       time.Duration
+	Memory        uint64
+	FailurePolicy string
+	Layer         string
+	// Config is [plugin.config] as a JSON object; nil when absent.
+	Config json.RawMessage
+	// Line is where the entry starts, for later messages.
+	Line int
+}
+
+// Bundle is one [[bundle]] entry (a directory with bundle.toml).
+type Bundle struct {
+	Path        string   // absolute
+	TrustedKeys []string // ed25519 public keys, as given
+	Line        int
+}
+
+// Defaults for plugin limits when a plugin does not say.
+const (
+	DefaultTimeout = 100 * time.Millisecond
+	DefaultMemory  = 32 << 20
+	maxTimeout     = time.Minute
+	maxMemory      = 4 << 30
+	minMemory      = 64 << 10
+)
+
+// Load reads and validates the file at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: "cannot read: " + unwrapPathError(err)}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	return parse(data, path, filepath.Dir(abs), abs)
+}
+
+// Parse validates data as if read from file name; relative paths resolve
+// against dir.
+func Parse(data []byte, name, dir string) (*Config, error) {
+	return parse(data, name, dir, "")
+}
+
+func unwrapPathError(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// checker accumulates context for errors.
+type checker struct {
+	file  string
+	dir   string
+	lines map[string]int
+	err   *Error
+}
+
+func (c *checker) fail(key, format string, args ...any) {
+	if c.err != nil {
+		return // first mistake wins: it is the one nearest the top of the file
+	}
+	c.err = &Error{File: c.file, Line: c.line(key), Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+// line finds key's line, falling back to its nearest defined parent.
+func (c *checker) line(key string) int {
+	for k := key; k != ""; {
+		if n, ok := c.lines[k]; ok {
+			return n
+		}
+		i := strings.LastIndexAny(k, ".[")
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	return 0
+}
+
+func parse(data []byte, name, dir, abs string) (*Config, error) {
+	var doc map[string]any
+	if _, err := toml.Decode(string(data), &doc); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &Error{File: name, Line: pe.Position.Line, Key: pe.LastKey, Msg: "TOML syntax: " + pe.Message}
+		}
+		return nil, &Error{File: name, Msg: "TOML syntax: " + err.Error()}
+	}
+	c := &checker{file: name, dir: dir, lines: keyLines(data)}
+	cfg := &Config{File: abs, Strategy: StrategySequential, OnUndecided: UndecidedReject}
+	c.table("", doc, map[string]func(string, any){
+		"strategy": func(k string, v any) {
+			cfg.Strategy = c.enum(k, v, StrategySequential, StrategyRace)
+		},
+		"person_timeout": func(k string, v any) { cfg.PersonTimeout = c.duration(k, v, 0, 24*time.Hour) },
+		"headless": func(k string, v any) {
+			c.table(k, c.asTable(k, v), map[string]func(string, any){
+				"on_undecided": func(k string, v any) {
+					cfg.OnUndecided = c.enum(k, v, UndecidedReject, UndecidedCancel, UndecidedPrompt)
+				},
+			})
+		},
+		"log": func(k string, v any) {
+			c.table(k, c.asTable(k, v), map[string]func(string, any){
+				"path": func(k string, v any) {
+					if p := c.str(k, v); p != "" {
+						cfg.LogPath = c.abs(p)
+					}
+				},
+			})
+		},
+		"plugin": func(k string, v any) {
+			for i, t := range c.tables(k, v) {
+				cfg.Plugins = append(cfg.Plugins, c.plugin(fmt.Sprintf("%s[%d]", k, i), t))
+			}
+		},
+		"bundle": func(k string, v any) {
+			for i, t := range c.tables(k, v) {
+				cfg.Bundles = append(cfg.Bundles, c.bundle(fmt.Sprintf("%s[%d]", k, i), t))
+			}
+		},
+	})
+	seen := map[string]string{}
+	for i, p := range cfg.Plugins {
+		key := fmt.Sprintf("plugin[%d].name", i)
+		if prev, dup := seen[p.Name]; dup && p.Name != "" {
+			c.fail(key, "plugin name %q is already used by %s", p.Name, prev)
+		}
+		seen[p.Name] = fmt.Sprintf("plugin[%d]", i)
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	return cfg, nil
+}
+
+// table walks t's keys in file order, calling the handler of each known key
+// and failing on the first unknown one.
+func (c *checker) table(prefix string, t map[string]any, known map[string]func(string, any)) {
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	full := func(k string) string {
+		if prefix == "" {
+			return k
+		}
+		return prefix + "." + k
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		li, lj := c.line(full(keys[i])), c.line(full(keys[j]))
+		if li != lj {
+			return li < lj
+		}
+		return keys[i] < keys[j]
+	})
+	for _, k := range keys {
+		h, ok := known[k]
+		if !ok {
+			c.fail(full(k), "unknown key%s", suggest(k, known))
+			continue
+		}
+		h(full(k), t[k])
+	}
+}
+
+// suggest names the known key nearest a misspelt one.
+func suggest(k string, known map[string]func(string, any)) string {
+	best, bestD := "", 3
+	for cand := range known {
+		if d := distance(k, cand); d < bestD || (d == bestD && cand < best) {
+			best, bestD = cand, d
+		}
+	}
+	var names []string
+	for n := range known {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return " (known keys: " + strings.Join(names, ", ") + ")"
+}
+
+// distance is the Levenshtein distance, for suggestions.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case map[string]any:
+		return "a table"
+	case []map[string]any, []any:
+		return "an array"
+	case time.Time:
+		return "a date-time"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func (c *checker) str(k string, v any) string {
+	s, ok := v.(string)
+	if !ok {
+		c.fail(k, "want a string, got %s", typeName(v))
+	}
+	return s
+}
+
+func (c *checker) asTable(k string, v any) map[string]any {
+	t, ok := v.(map[string]any)
+	if !ok {
+		c.fail(k, "want a table, got %s", typeName(v))
+	}
+	return t
+}
+
+func (c *checker) tables(k string, v any) []map[string]any {
+	switch t := v.(type) {
+	case []map[string]any:
+		return t
+	case map[string]any:
+		c.fail(k, "want an array of tables ([[%s]]), got a single table ([%s])", k, k)
+	default:
+		c.fail(k, "want an array of tables ([[%s]]), got %s", k, typeName(v))
+	}
+	return nil
+}
+
+func (c *checker) enum(k string, v any, allowed ...string) string {
+	s := c.str(k, v)
+	for _, a := range allowed {
+		if s == a {
+			return s
+		}
+	}
+	if c.err == nil {
+		c.fail(k, "%q is not one of %s", s, strings.Join(allowed, ", "))
+	}
+	return ""
+}
+
+func (c *checker) duration(k string, v any, lo, hi time.Duration) time.Duration {
+	s := c.str(k, v)
+	if c.err != nil {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		c.fail(k, "%q is not a duration (write e.g. \"100ms\", \"2s\")", s)
+		return 0
+	}
+	if d < lo || d > hi {
+		c.fail(k, "%s is out of range [%s, %s]", d, lo, hi)
+	}
+	return d
+}
+
+func (c *checker) size(k string, v any, lo, hi uint64) uint64 {
+	s := c.str(k, v)
+	if c.err != nil {
+		return 0
+	}
+	n, err := units.ParseSize(s)
+	if err != nil {
+		c.fail(k, "%q is not a size (write e.g. \"32MiB\", \"512KiB\"): %v", s, err)
+		return 0
+	}
+	if n < lo || n > hi {
+		c.fail(k, "%s is out of range [%s, %s]", s, units.FormatSize(lo), units.FormatSize(hi))
+	}
+	return n
+}
+
+func (c *checker) abs(p string) string {
+	if strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, p[2:])
+		}
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(c.dir, p)
+	}
+	return filepath.Clean(p)
+}
+
+func (c *checker) existingFile(k, p string) {
+	st, err := os.Stat(p)
+	switch {
+	case err != nil:
+		c.fail(k, "%s: %s", p, unwrapPathError(err))
+	case st.IsDir() && !strings.HasPrefix(k, "bundle"):
+		c.fail(k, "%s is a directory, want a .wasm file", p)
+	case !st.IsDir() && strings.HasPrefix(k, "bundle"):
+		c.fail(k, "%s is a file, want a bundle directory", p)
+	}
+}
+
+func (c *checker) plugin(k string, t map[string]any) Plugin {
+	p := Plugin{Timeout: DefaultTimeout, Memory: DefaultMemory, FailurePolicy: FailureClosed, Layer: LayerUser, Line: c.line(k)}
+	c.table(k, t, map[string]func(string, any){
+		"name": func(k string, v any) {
+			p.Name = c.str(k, v)
+			if c.err == nil && strings.TrimSpace(p.Name) == "" {
+				c.fail(k, "must not be empty")
+			}
+		},
+		"path": func(k string, v any) {
+			if s := c.str(k, v); s != "" {
+				p.Path = c.abs(s)
+				c.existingFile(k, p.Path)
+			} else if c.err == nil {
+				c.fail(k, "must not be empty")
+			}
+		},
+		"sha256": func(k string, v any) {
+			s := strings.ToLower(c.str(k, v))
+			if s == "" {
+				return
+			}
+			if b, err := hex.DecodeString(s); err != nil || len(b) != 32 {
+				c.fail(k, "%q is not a sha256 (64 hex digits)", s)
+			}
+			p.SHA256 = s
+		},
+		"timeout":        func(k string, v any) { p.Timeout = c.duration(k, v, time.Millisecond, maxTimeout) },
+		"memory":         func(k string, v any) { p.Memory = c.size(k, v, minMemory, maxMemory) },
+		"failure_policy": func(k string, v any) { p.FailurePolicy = c.enum(k, v, FailureClosed, FailureAbstain, FailureMonitor) },
+		"layer":          func(k string, v any) { p.Layer = c.enum(k, v, Layers...) },
+		"config": func(k string, v any) {
+			t := c.asTable(k, v)
+			if c.err != nil {
+				return
+			}
+			b, err := json.Marshal(t)
+			if err != nil {
+				c.fail(k, "cannot hand to the plugin as JSON: %v", err)
+			}
+			p.Config = b
+		},
+	})
+	if c.err == nil && p.Path == "" {
+		c.fail(k, "missing key \"path\" (the plugin's .wasm file)")
+	}
+	if c.err == nil && p.Name == "" {
+		p.Name = strings.TrimSuffix(filepath.Base(p.Path), ".wasm")
+	}
+	return p
+}
+
+func (c *checker) bundle(k string, t map[string]any) Bundle {
+	b := Bundle{Line: c.line(k)}
+	c.table(k, t, map[string]func(string, any){
+		"path": func(k string, v any) {
+			if s := c.str(k, v); s != "" {
+				b.Path = c.abs(s)
+				c.existingFile(k, b.Path)
+			}
+		},
+		"trusted_keys": func(k string, v any) {
+			list, ok := v.([]any)
+			if !ok {
+				c.fail(k, "want an array of strings, got %s", typeName(v))
+				return
+			}
+			for i, e := range list {
+				b.TrustedKeys = append(b.TrustedKeys, c.str(fmt.Sprintf("%s[%d]", k, i), e))
+			}
+		},
+	})
+	if c.err == nil && b.Path == "" {
+		c.fail(k, "missing key \"path\" (the bundle directory)")
+	}
+	return b
+}

@@ -1,0 +1,175 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/permhost/permhost/internal/config"
+)
+
+// write puts name → content files in a temp dir and returns the dir.
+func write(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const full = `strategy = "race"
+person_timeout = "30s"
+
+[headless]
+on_undecided = "prompt"
+
+[log]
+path = "decisions.jsonl"
+
+[[plugin]]
+name = "no-rm"
+path = "no-rm.wasm"
+sha256 = "E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"
+timeout = "250ms"
+memory = "16MiB"
+failure_policy = "monitor"
+layer = "team"
+[plugin.config]
+paths = [".env", "*.pem"]
+nested = { deep = 3 }
+
+[[plugin]]
+path = "second.wasm"
+`
+
+func TestLoadFull(t *testing.T) {
+	dir := write(t, map[string]string{"permhost.toml": full, "no-rm.wasm": "x", "second.wasm": "x"})
+	cfg, err := config.Load(filepath.Join(dir, "permhost.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Strategy != "race" || cfg.PersonTimeout != 30*time.Second || cfg.OnUndecided != "prompt" {
+		t.Errorf("top level = %+v", cfg)
+	}
+	if cfg.LogPath != filepath.Join(dir, "decisions.jsonl") {
+		t.Errorf("LogPath = %q, want it relative to the file", cfg.LogPath)
+	}
+	if len(cfg.Plugins) != 2 {
+		t.Fatalf("plugins = %d", len(cfg.Plugins))
+	}
+	p := cfg.Plugins[0]
+	want := config.Plugin{Name: "no-rm", Path: filepath.Join(dir, "no-rm.wasm"),
+		SHA256:  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+		Timeout: 250 * time.Millisecond, Memory: 16 << 20, FailurePolicy: "monitor", Layer: "team", Line: 10}
+	gotCfg := string(p.Config)
+	p.Config = nil
+	if !reflect.DeepEqual(p, want) {
+		t.Errorf("plugin[0] = %+v\nwant %+v", p, want)
+	}
+	if gotCfg != `{"nested":{"deep":3},"paths":[".env","*.pem"]}` {
+		t.Errorf("plugin[0].config = %s", gotCfg)
+	}
+	d := cfg.Plugins[1]
+	if d.Name != "second" || d.Timeout != 100*time.Millisecond || d.Memory != 32<<20 || d.FailurePolicy != "closed" || d.Layer != "user" || d.Config != nil {
+		t.Errorf("defaults not applied: %+v", d)
+	}
+}
+
+func TestEmptyFileIsATransparentDefault(t *testing.T) {
+	cfg, err := config.Parse(nil, "empty.toml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Strategy != "sequential" || cfg.OnUndecided != "reject" || len(cfg.Plugins) != 0 || cfg.LogPath != "" {
+		t.Errorf("defaults = %+v", cfg)
+	}
+}
+
+// TestMistakes checks that each kind of mistake names the file, the line and
+// the key, and says what is wrong.
+func TestMistakes(t *testing.T) {
+	plugin := "[[plugin]]\nname = \"p\"\npath = \"p.wasm\"\n"
+	tests := []struct {
+		name    string
+		toml    string
+		line    int
+		key     string
+		message string
+	}{
+		{"unknown top-level key", "strategy = \"race\"\nstrategyy = 1\n", 2, "strategyy", `unknown key (did you mean "strategy"?)`},
+		{"unknown plugin key", plugin + "timout = \"1s\"\n", 4, "plugin[0].timout", `did you mean "timeout"?`},
+		{"unknown key in the second plugin", plugin + plugin + "layr = \"user\"\n", 7, "plugin[1].layr", `did you mean "layer"?`},
+		{"bad duration", plugin + "timeout = \"100 ms\"\n", 4, "plugin[0].timeout", `"100 ms" is not a duration`},
+		{"duration out of range", plugin + "timeout = \"2h\"\n", 4, "plugin[0].timeout", "out of range"},
+		{"bad size", plugin + "memory = \"32 potatoes\"\n", 4, "plugin[0].memory", `"32 potatoes" is not a size`},
+		{"size too small", plugin + "memory = \"1KiB\"\n", 4, "plugin[0].memory", "out of range"},
+		{"unknown strategy", "strategy = \"parallel\"\n", 1, "strategy", `"parallel" is not one of sequential, race`},
+		{"unknown headless policy", "[headless]\non_undecided = \"allow\"\n", 2, "headless.on_undecided", "is not one of reject, cancel, prompt"},
+		{"unknown failure policy", plugin + "failure_policy = \"open\"\n", 4, "plugin[0].failure_policy", "is not one of closed, abstain, monitor"},
+		{"unknown layer", plugin + "layer = \"root\"\n", 4, "plugin[0].layer", "is not one of admin, team, user"},
+		{"missing plugin file", "[[plugin]]\nname = \"gone\"\npath = \"gone.wasm\"\n", 3, "plugin[0].path", "no such file or directory"},
+		{"missing path key", "[[plugin]]\nname = \"nopath\"\n", 1, "plugin[0]", `missing key "path"`},
+		{"bad sha256", plugin + "sha256 = \"abc\"\n", 4, "plugin[0].sha256", "is not a sha256"},
+		{"wrong type", plugin + "timeout = 100\n", 4, "plugin[0].timeout", "want a string, got an integer"},
+		{"plugin as a single table", "[plugin]\npath = \"p.wasm\"\n", 1, "plugin", "want an array of tables ([[plugin]])"},
+		{"config not a table", plugin + "config = \"paths\"\n", 4, "plugin[0].config", "want a table"},
+		{"duplicate plugin name", plugin + plugin, 5, "plugin[1].name", `plugin name "p" is already used by plugin[0]`},
+		{"unknown key in plugin.config's neighbour table", "[log]\npath = \"x\"\nrotate = true\n", 3, "log.rotate", "unknown key"},
+		{"TOML syntax", "strategy = \"race\n", 1, "", "TOML syntax"},
+		{"duplicate key", "strategy = \"race\"\nstrategy = \"race\"\n", 2, "", "TOML syntax"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := write(t, map[string]string{"permhost.toml": tt.toml, "p.wasm": "x"})
+			path := filepath.Join(dir, "permhost.toml")
+			_, err := config.Load(path)
+			if err == nil {
+				t.Fatal("Load succeeded")
+			}
+			var ce *config.Error
+			if !errors.As(err, &ce) || !errors.Is(err, config.ErrInvalid) {
+				t.Fatalf("error %v is not a *config.Error", err)
+			}
+			if ce.File != path || ce.Line != tt.line || (tt.key != "" && ce.Key != tt.key) {
+				t.Errorf("got file %q line %d key %q, want line %d key %q (%v)", ce.File, ce.Line, ce.Key, tt.line, tt.key, err)
+			}
+			if !strings.Contains(err.Error(), tt.message) || !strings.HasPrefix(err.Error(), path+":") {
+				t.Errorf("message %q lacks %q or the file", err, tt.message)
+			}
+		})
+	}
+}
+
+func TestUnreadableFile(t *testing.T) {
+	_, err := config.Load(filepath.Join(t.TempDir(), "nope.toml"))
+	if err == nil || !strings.Contains(err.Error(), "nope.toml: cannot read") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(full))
+	f.Add([]byte("[[plugin]]\npath=\"a\"\n[plugin.config]\nx=1\n"))
+	f.Add([]byte("strategy = 3"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := config.Parse(data, "fuzz.toml", dir)
+		if err == nil && cfg == nil {
+			t.Fatal("nil config without error")
+		}
+		if err != nil && !errors.Is(err, config.ErrInvalid) {
+			t.Fatalf("error not wrapped: %v", err)
+		}
+	})
+}
