@@ -1,6 +1,48 @@
-# Builds every example plugin into $(OUT). Included by the top Makefile's
-# `plugins` target; filled in as plugins arrive.
-OUT ?= ../../build/plugins
+# Builds every example plugin into $(OUT). Run by the top Makefile's
+# `plugins` target (make -f plugins/examples/plugins.mk OUT=...); works from
+# any directory and with -j. A plugin is rebuilt only when its own sources,
+# the pdk helper or the abi package change.
+EXAMPLES := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
+OUT      ?= $(EXAMPLES)/../../build/plugins
+GO       ?= go
+
+# Sources every Go plugin depends on besides its own.
+GO_PLUGIN_DEPS := $(wildcard $(EXAMPLES)/../pdk/*.go) $(EXAMPLES)/../pdk/go.mod \
+                  $(wildcard $(EXAMPLES)/../../abi/*.go)
+
+# Go plugins: each a module in $(EXAMPLES)/NAME, built to $(OUT)/NAME.wasm.
+# Add a Go plugin by appending its directory name here.
+GO_PLUGINS := plan-mode protect-secrets explainer team-rules
+
+# AssemblyScript plugins: each an npm project in $(EXAMPLES)/NAME (assembly/*.ts,
+# asconfig.json), built to $(OUT)/NAME.wasm. npm ci installs exactly the
+# versions pinned in its package-lock.json.
+AS_PLUGINS := readonly-as
+
 .PHONY: all
-all:
-	@mkdir -p $(OUT)
+all: $(GO_PLUGINS:%=$(OUT)/%.wasm) $(AS_PLUGINS:%=$(OUT)/%.wasm)
+
+$(OUT):
+	@mkdir -p $@
+
+# go build writes to a temporary name first so that an interrupted build
+# never leaves a truncated .wasm that looks up to date.
+define go_plugin
+$(OUT)/$(1).wasm: $(wildcard $(EXAMPLES)/$(1)/*.go) $(EXAMPLES)/$(1)/go.mod $(EXAMPLES)/$(1)/go.sum $(GO_PLUGIN_DEPS) | $(OUT)
+	cd $(EXAMPLES)/$(1) && GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -o $$(abspath $$@).tmp .
+	mv $$@.tmp $$@
+endef
+$(foreach p,$(GO_PLUGINS),$(eval $(call go_plugin,$(p))))
+
+# npm ci runs only when the lock file changed (npm writes
+# node_modules/.package-lock.json; touch marks it current).
+define as_plugin
+$(EXAMPLES)/$(1)/node_modules/.package-lock.json: $(EXAMPLES)/$(1)/package.json $(EXAMPLES)/$(1)/package-lock.json
+	cd $(EXAMPLES)/$(1) && npm ci --no-audit --no-fund --loglevel=error
+	touch $$@
+
+$(OUT)/$(1).wasm: $(wildcard $(EXAMPLES)/$(1)/assembly/*.ts) $(EXAMPLES)/$(1)/asconfig.json $(EXAMPLES)/$(1)/node_modules/.package-lock.json | $(OUT)
+	cd $(EXAMPLES)/$(1) && node_modules/.bin/asc assembly/index.ts --config asconfig.json --outFile $$(abspath $$@).tmp
+	mv $$@.tmp $$@
+endef
+$(foreach p,$(AS_PLUGINS),$(eval $(call as_plugin,$(p))))

@@ -63,7 +63,7 @@ func Handle(p Plugin, input []byte) (out []byte, err error) {
 	}()
 	d, err := p.Decide(req)
 	if err != nil {
-		return nil, fmt.Errorf("pdk: %s: %w", p.Info.Name, err)
+		return nil, fmt.Errorf("%s: %w", p.Info.Name, err)
 	}
 	if d.Outcome == "" {
 		d.Outcome = abi.OutcomeAbstain

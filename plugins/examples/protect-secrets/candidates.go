@@ -1,0 +1,145 @@
+package main
+
+import (
+	"encoding/json"
+	"path"
+	"strings"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/plugins/pdk"
+)
+
+// A candidate is a path the call may touch: absolute when it could be
+// resolved, "~/..." for a home path, or relative when no directory is known.
+type candidate struct {
+	path  string
+	cwd   string
+	shown string // as the request wrote it
+}
+
+// candidates collects every string in the request that may name a file. It
+// over-collects on purpose: a protected name appearing anywhere in a command
+// is reason enough to refuse.
+func candidates(req abi.Request) []candidate {
+	cwd := req.Session.Cwd
+	if c := pdk.InputString(req, "cwd"); strings.HasPrefix(c, "/") {
+		cwd = c // codex-acp runs commands in rawInput.cwd
+	}
+	var out []candidate
+	seen := map[string]bool{}
+	add := func(word string) {
+		for _, w := range variants(word) {
+			c := resolve(w, cwd)
+			if c.path == "" || seen[c.path] {
+				continue
+			}
+			seen[c.path] = true
+			out = append(out, c)
+		}
+	}
+	for _, p := range req.Paths {
+		add(p.Path)
+	}
+	for _, l := range req.ToolCall.Locations {
+		add(l.Path)
+	}
+	var content []struct {
+		Type string `json:"type"`
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(req.ToolCall.Content, &content) == nil {
+		for _, c := range content {
+			add(c.Path)
+		}
+	}
+	var raw any
+	if json.Unmarshal(req.ToolCall.RawInput, &raw) == nil {
+		walkInput(raw, "", add)
+	}
+	if s := req.Shell; s != nil {
+		for _, c := range s.Commands {
+			for _, w := range c.Argv {
+				add(w)
+			}
+			for _, r := range c.Redirects {
+				add(r.Target)
+			}
+			for _, a := range c.Assignments {
+				add(a.Value)
+			}
+		}
+	}
+	// The script's words as well, quotes stripped: the analysis may be
+	// absent, or incomplete when the script did not parse.
+	for _, w := range strings.FieldsFunc(pdk.CommandText(req), isSeparator) {
+		add(w)
+	}
+	return out
+}
+
+// walkInput calls add for every string under a key that names a file
+// (file_path, path, notebook_path, move_path, ...) and for every key of a
+// codex-acp "changes" object, which are the patched files.
+func walkInput(v any, key string, add func(string)) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, child := range v {
+			if key == "changes" {
+				add(k)
+			}
+			walkInput(child, k, add)
+		}
+	case []any:
+		for _, child := range v {
+			walkInput(child, key, add)
+		}
+	case string:
+		k := strings.ToLower(key)
+		if strings.Contains(k, "path") || strings.Contains(k, "file") || k == "target" || k == "destination" || k == "source" {
+			add(v)
+		}
+	}
+}
+
+func isSeparator(r rune) bool {
+	return strings.ContainsRune(" \t\r\n;&|<>()`'\"", r)
+}
+
+// variants are the ways a word can name a file: itself, and the value of a
+// --flag=value or NAME=value word.
+func variants(word string) []string {
+	word = strings.TrimSpace(word)
+	if word == "" {
+		return nil
+	}
+	out := []string{word}
+	if i := strings.LastIndexByte(word, '='); i >= 0 && i+1 < len(word) {
+		out = append(out, word[i+1:])
+	}
+	return out
+}
+
+func resolve(w, cwd string) candidate {
+	c := candidate{shown: w}
+	for _, h := range []string{"$HOME", "${HOME}"} {
+		if rest, ok := strings.CutPrefix(w, h); ok && (rest == "" || rest[0] == '/') {
+			w = "~" + rest
+		}
+	}
+	switch {
+	case strings.HasPrefix(w, "file://"):
+		c.path = path.Clean(strings.TrimPrefix(w, "file://"))
+	case strings.HasPrefix(w, "/"):
+		c.path = path.Clean(w)
+	case w == "~" || strings.HasPrefix(w, "~/"):
+		c.path = "~/" + strings.TrimPrefix(path.Clean(w[1:]), "/")
+	case strings.HasPrefix(w, "-") && !strings.Contains(w, "/") && !strings.Contains(w, "."):
+		return candidate{} // a plain flag
+	case cwd != "":
+		c.path = path.Join(cwd, w)
+	default:
+		c.path = path.Clean(w)
+	}
+	c.cwd = cwd
+	return c
+}
