@@ -33,6 +33,7 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	logLevel := fs.String("log-level", "info", "diagnostics level: debug, info, warn or error (diagnostics go to stderr)")
 	grace := fs.Duration("shutdown-grace", 5*time.Second, "how long the agent gets to exit after the editor disconnects, before SIGTERM and then SIGKILL to its process group")
 	maxLine := fs.Int("max-line-bytes", acp.DefaultMaxLineBytes, "largest accepted line from either side, in bytes")
+	configFlag := fs.String("config", "", configUsage)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: permhost proxy [FLAGS] -- AGENT [ARGS...]")
 		fmt.Fprintln(stderr, "\nStarts AGENT and relays ACP between it and the editor on stdin/stdout.\n\nflags:")
@@ -60,6 +61,21 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("component", "permhost-proxy")
 
+	// Configuration mistakes stop permhost before the agent starts.
+	cfg, err := loadConfig(*configFlag)
+	if err != nil {
+		fmt.Fprintln(stderr, "permhost proxy:", err)
+		return exitUsage
+	}
+	engine, handler, err := newEngine(ctx, cfg, "proxy", logger)
+	if err != nil {
+		fmt.Fprintln(stderr, "permhost proxy:", err)
+		return exitUsage
+	}
+	if engine != nil {
+		defer engine.Close(context.WithoutCancel(ctx))
+	}
+
 	// A write to a closed stdout must fail with EPIPE instead of killing
 	// permhost. Notify (unlike Ignore) is not inherited by the agent.
 	sigpipe := make(chan os.Signal, 1)
@@ -78,6 +94,7 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		stopOnce.Do(func() { go agent.Stop(g, killGrace) })
 	}
 	proxy, err := acp.NewProxy(acp.Options{
+		Handler:      handler,
 		Logger:       logger,
 		MaxLineBytes: *maxLine,
 		AgentExit: func(context.Context) string {

@@ -1,0 +1,246 @@
+package policy
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/host"
+)
+
+// Who decided, in LogEntry.DecidedBy besides a plugin's name.
+const (
+	ByBuiltin = "builtin"
+	ByPerson  = "person"
+	ByCancel  = "cancel"
+)
+
+// LogEntry is one line of the decision log.
+type LogEntry struct {
+	DecisionID string      `json:"decisionId"`
+	Time       time.Time   `json:"time"`
+	Via        string      `json:"via"` // proxy, run, replay, leader
+	Strategy   string      `json:"strategy,omitempty"`
+	Session    string      `json:"session"`
+	Agent      *abi.Peer   `json:"agent,omitempty"`
+	ToolCall   LogToolCall `json:"toolCall"`
+	Options    []LogOption `json:"options"`
+	Plugins    []LogPlugin `json:"plugins"`
+	Outcome    string      `json:"outcome"` // selected or cancelled: what the agent got
+	OptionID   string      `json:"optionId,omitempty"`
+	OptionKind string      `json:"optionKind,omitempty"`
+	DecidedBy  string      `json:"decidedBy"`
+	Reason     string      `json:"reason,omitempty"`
+	Fallback   string      `json:"fallback,omitempty"`
+	Person     *LogPerson  `json:"person,omitempty"`
+	LatencyUs  int64       `json:"latencyUs"`
+}
+
+// LogToolCall identifies the call without copying its input.
+type LogToolCall struct {
+	ID             string `json:"id"`
+	Title          string `json:"title,omitempty"`
+	Kind           string `json:"kind,omitempty"`
+	RawInputSHA256 string `json:"rawInputSha256,omitempty"`
+}
+
+// LogOption is an offered option.
+type LogOption struct {
+	OptionID string `json:"optionId"`
+	Kind     string `json:"kind"`
+	Durable  bool   `json:"durable"`
+}
+
+// LogPlugin is one plugin's part.
+type LogPlugin struct {
+	Name       string      `json:"name"`
+	Version    string      `json:"version,omitempty"`
+	SHA256     string      `json:"sha256,omitempty"`
+	Layer      string      `json:"layer"`
+	Policy     string      `json:"failurePolicy"`
+	Outcome    string      `json:"outcome,omitempty"`
+	Scope      string      `json:"scope,omitempty"`
+	OptionID   string      `json:"optionId,omitempty"`
+	Reason     string      `json:"reason,omitempty"`
+	Enforced   bool        `json:"enforced"`
+	Skipped    string      `json:"skipped,omitempty"`
+	Failure    *LogFailure `json:"failure,omitempty"`
+	DurationUs int64       `json:"durationUs"`
+	Logs       []host.Log  `json:"logs,omitempty"`
+}
+
+// LogFailure is a plugin failure.
+type LogFailure struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// LogPerson is what the person was shown and answered.
+type LogPerson struct {
+	Shown []string `json:"shown"` // option ids offered to the person
+	// Answer is the option id the person chose, "cancelled", or "timeout".
+	Answer string `json:"answer"`
+	// Refused is set when the answer named an option that was not shown:
+	// it did not reach the agent.
+	Refused bool `json:"refused,omitempty"`
+	// Who names a remote approver (a leader) when not the local person.
+	Who string `json:"who,omitempty"`
+}
+
+// CanonicalSHA256 hashes a JSON value after canonicalising it (keys sorted,
+// numbers kept as written, no insignificant space), so that the same input
+// hashes the same whatever the agent's key order. Invalid JSON hashes as
+// its bytes.
+func CanonicalSHA256(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	b := []byte(raw)
+	if err := dec.Decode(&v); err == nil {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if enc.Encode(v) == nil {
+			b = bytes.TrimRight(buf.Bytes(), "\n")
+		}
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// pluginsOf turns the chain's votes into log records.
+func pluginsOf(votes []host.Vote) []LogPlugin {
+	out := make([]LogPlugin, 0, len(votes))
+	for _, v := range votes {
+		p := LogPlugin{
+			Name: v.Plugin, Version: v.Version, SHA256: v.SHA256, Layer: v.Layer, Policy: string(v.Policy),
+			Enforced: v.Enforced, Skipped: v.Skipped, DurationUs: v.Duration.Microseconds(), Logs: v.Logs,
+		}
+		if v.Err != nil {
+			kind := string(host.KindOf(v.Err))
+			if kind == "" {
+				kind = "quarantined"
+			}
+			p.Failure = &LogFailure{Kind: kind, Message: v.Err.Error()}
+		} else if v.Skipped == "" {
+			p.Outcome, p.Scope, p.OptionID, p.Reason = string(v.Decision.Outcome), string(v.Decision.Scope), v.Decision.OptionID, v.Decision.Reason
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// entryFor starts a log entry for a request.
+func entryFor(req abi.Request, via, strategy string, start time.Time) LogEntry {
+	e := LogEntry{
+		DecisionID: req.DecisionID, Time: start.UTC(), Via: via, Strategy: strategy,
+		Session: req.Session.ID, Agent: req.Session.Agent,
+		ToolCall: LogToolCall{ID: req.ToolCall.ID, Title: req.ToolCall.Title, Kind: req.ToolCall.Kind,
+			RawInputSHA256: CanonicalSHA256(req.ToolCall.RawInput)},
+		Options: make([]LogOption, 0, len(req.Options)),
+		Plugins: []LogPlugin{},
+	}
+	for _, o := range req.Options {
+		e.Options = append(e.Options, LogOption{OptionID: o.OptionID, Kind: o.Kind, Durable: o.Durable})
+	}
+	return e
+}
+
+// DecisionLog appends entries to a JSON-lines file from its own goroutine,
+// so that writing never holds up a decision or the proxy's forwarding. When
+// the queue is full an entry is dropped and counted, never waited for.
+type DecisionLog struct {
+	w       io.WriteCloser
+	queue   chan LogEntry
+	done    chan struct{}
+	log     *slog.Logger
+	dropped atomic.Int64
+	once    sync.Once
+}
+
+// OpenDecisionLog opens (creating, 0600) the log at path for appending. An
+// empty path gives a log that discards.
+func OpenDecisionLog(path string, logger *slog.Logger) (*DecisionLog, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if path == "" {
+		return &DecisionLog{log: logger}, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("policy: decision log: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("policy: decision log: %w", err)
+	}
+	return NewDecisionLog(f, logger), nil
+}
+
+// NewDecisionLog writes entries to w, which it closes on Close.
+func NewDecisionLog(w io.WriteCloser, logger *slog.Logger) *DecisionLog {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	l := &DecisionLog{w: w, queue: make(chan LogEntry, 4096), done: make(chan struct{}), log: logger}
+	go l.run()
+	return l
+}
+
+func (l *DecisionLog) run() {
+	defer close(l.done)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for e := range l.queue {
+		buf.Reset()
+		if err := enc.Encode(e); err != nil {
+			l.log.Error("decision log: encode", "err", err)
+			continue
+		}
+		if _, err := l.w.Write(buf.Bytes()); err != nil {
+			l.log.Error("decision log: write", "err", err)
+		}
+	}
+}
+
+// Write queues e.
+func (l *DecisionLog) Write(e LogEntry) {
+	if l == nil || l.queue == nil {
+		return
+	}
+	select {
+	case l.queue <- e:
+	default:
+		n := l.dropped.Add(1)
+		l.log.Warn("decision log queue full: entry dropped", "decisionId", e.DecisionID, "dropped", n)
+	}
+}
+
+// Close writes what is queued and closes the file. It is idempotent; Write
+// must not be called after it.
+func (l *DecisionLog) Close() error {
+	if l == nil || l.queue == nil {
+		return nil
+	}
+	var err error
+	l.once.Do(func() {
+		close(l.queue)
+		<-l.done
+		err = l.w.Close()
+	})
+	return err
+}

@@ -1,0 +1,419 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/acp"
+	"github.com/permhost/permhost/builtin"
+	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/config"
+)
+
+// Handler returns the proxy's permission handler: the configured strategy
+// over the chain, the builtin fallback, and the person in the editor.
+func (e *Engine) Handler() acp.Handler { return proxyHandler{e} }
+
+type proxyHandler struct{ e *Engine }
+
+// decision is what happened to one request, for the agent and the log.
+type decision struct {
+	entry  LogEntry
+	result json.RawMessage // to the agent, when line is nil
+	line   []byte          // the client's own answer, verbatim
+}
+
+func (h proxyHandler) RequestPermission(ctx context.Context, pr *acp.PermissionRequest, c acp.Client) (acp.Response, error) {
+	e := h.e
+	start := e.now()
+	req, err := BuildRequest(pr, newDecisionID(), e.home)
+	entry := entryFor(req, e.via, e.cfg.Strategy, start)
+	var d decision
+	switch {
+	case pr.Suspicious != "":
+		d = h.person(ctx, pr, req, host.Verdict{Outcome: abi.OutcomeAsk, Fallback: "request is malformed: " + pr.Suspicious}, c, entry)
+	case err != nil:
+		d = h.person(ctx, pr, req, host.Verdict{Outcome: abi.OutcomeAsk, Fallback: "request not understood: " + err.Error()}, c, entry)
+	case e.cfg.Strategy == config.StrategyRace:
+		d = h.race(ctx, pr, req, c, entry)
+	default:
+		v := e.Run(ctx, req)
+		if v.Decided() {
+			d = h.answer(pr, req, v, c, entry)
+		} else {
+			d = h.person(ctx, pr, req, v, c, entry)
+		}
+	}
+	if ctx.Err() != nil && d.entry.DecidedBy == "" {
+		d.entry.Outcome, d.entry.DecidedBy = "cancelled", ByCancel
+		d.result, d.line = acp.CancelledResult, nil
+	}
+	d.entry.LatencyUs = e.now().Sub(start).Microseconds()
+	e.dlog.Write(d.entry)
+	if ctx.Err() != nil {
+		return acp.Response{}, ctx.Err()
+	}
+	return acp.Response{Line: d.line, Result: d.result}, nil
+}
+
+// answer tells the agent the verdict of the plugins, and the editor what was
+// decided, as a tool_call_update in order before anything later about the
+// call.
+func (h proxyHandler) answer(pr *acp.PermissionRequest, req abi.Request, v host.Verdict, c acp.Client, entry LogEntry) decision {
+	entry.Plugins = pluginsOf(v.Votes)
+	entry.DecidedBy, entry.Reason, entry.Fallback = v.DecidedBy, v.Reason, v.Fallback
+	d := decision{entry: entry}
+	h.setAnswer(&d, req, v.OptionID, v.Outcome == abi.OutcomeCancel)
+	meta := marshal(map[string]any{"decision": map[string]any{
+		"outcome": string(v.Outcome), "optionId": v.OptionID, "decidedBy": v.DecidedBy, "reason": v.Reason,
+	}, "decisionId": req.DecisionID})
+	if err := notifyDecision(pr, c, meta); err != nil {
+		h.e.log.Warn("could not tell the editor about a decision", "decisionId", req.DecisionID, "err", err)
+	}
+	return d
+}
+
+// setAnswer fills the result for an option id, or cancelled.
+func (h proxyHandler) setAnswer(d *decision, req abi.Request, optionID string, cancelled bool) {
+	if cancelled || optionID == "" {
+		d.result, d.entry.Outcome, d.entry.OptionID = acp.CancelledResult, "cancelled", ""
+		return
+	}
+	d.result = selectedResult(optionID)
+	d.entry.Outcome, d.entry.OptionID = "selected", optionID
+	for _, o := range req.Options {
+		if o.OptionID == optionID {
+			d.entry.OptionKind = o.Kind
+		}
+	}
+}
+
+func selectedResult(optionID string) json.RawMessage {
+	return marshal(map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": optionID}})
+}
+
+// notifyDecision sends session/update tool_call_update with the request's
+// tool-call fields and _meta.permhost.
+func notifyDecision(pr *acp.PermissionRequest, c acp.Client, permhostMeta json.RawMessage) error {
+	var params struct {
+		ToolCall json.RawMessage `json:"toolCall"`
+	}
+	if err := json.Unmarshal(pr.Params, &params); err != nil || len(params.ToolCall) == 0 {
+		return fmt.Errorf("request has no toolCall object")
+	}
+	fields, err := splitObject(params.ToolCall)
+	if err != nil {
+		return err
+	}
+	update := append([]member{{"sessionUpdate", json.RawMessage(`"tool_call_update"`)}}, fields...)
+	withPermhost, err := withMeta(joinObject(update), "permhost", permhostMeta)
+	if err != nil {
+		return err
+	}
+	note := joinObject([]member{{"sessionId", marshal(pr.SessionID)}, {"update", withPermhost}})
+	return c.Notify(acp.MethodSessionUpdate, note)
+}
+
+// shownOptions are the options a person may choose for verdict v.
+func shownOptions(req abi.Request, v host.Verdict) []abi.Option {
+	if v.Fallback != "" || v.StripDurable {
+		return builtin.PersonOptions(req.Options)
+	}
+	return req.Options
+}
+
+// presentation builds the params forwarded to the editor: the agent's own,
+// options narrowed to shown, _meta.permhost with what the plugins said, and
+// the presentation record _meta.permission when the agent sent none.
+func presentation(pr *acp.PermissionRequest, req abi.Request, v host.Verdict, shown []abi.Option) (json.RawMessage, error) {
+	params := pr.Params
+	if len(shown) != len(req.Options) {
+		ms, err := splitObject(params)
+		if err != nil {
+			return nil, err
+		}
+		raw, _ := getMember(ms, "options")
+		var all []json.RawMessage
+		if err := json.Unmarshal(raw, &all); err != nil || len(all) != len(req.Options) {
+			return nil, errors.New("options changed shape")
+		}
+		keep := make([]json.RawMessage, 0, len(shown))
+		for i, o := range req.Options {
+			for _, s := range shown {
+				if s.OptionID == o.OptionID {
+					keep = append(keep, all[i])
+				}
+			}
+		}
+		params = joinObject(setMember(ms, "options", arrayOf(keep)))
+	}
+	type explained struct {
+		Plugin    string `json:"plugin"`
+		Summary   string `json:"summary,omitempty"`
+		Risk      string `json:"risk,omitempty"`
+		RiskLevel string `json:"riskLevel,omitempty"`
+		Reason    string `json:"reason,omitempty"`
+	}
+	ph := map[string]any{"decisionId": req.DecisionID}
+	var ex []explained
+	for _, x := range v.Explanations {
+		ex = append(ex, explained{x.Plugin, x.Explanation.Summary, x.Explanation.Risk, x.Explanation.RiskLevel, x.Reason})
+	}
+	if len(ex) > 0 {
+		ph["explanations"] = ex
+		ph["riskLevel"] = highestRisk(v.Explanations)
+	}
+	if len(v.AskedBy) > 0 {
+		ph["askedBy"] = v.AskedBy
+	}
+	if v.Reason != "" {
+		ph["reason"] = v.Reason
+	}
+	if v.Fallback != "" {
+		ph["fallback"] = v.Fallback
+	}
+	if len(shown) != len(req.Options) {
+		var removed []string
+		for _, o := range req.Options {
+			if !offeredIn(shown, o.OptionID) {
+				removed = append(removed, o.OptionID)
+			}
+		}
+		ph["removedOptions"] = removed
+	}
+	out, err := withMeta(params, "permhost", marshal(ph))
+	if err != nil {
+		return nil, err
+	}
+	if !metaHas(pr.Meta, "permission") {
+		rec := map[string]any{"version": 1, "title": req.ToolCall.Title}
+		if desc := describe(v); desc != "" {
+			rec["description"] = desc
+		}
+		if req.ToolCall.Title == "" {
+			rec["title"] = "Permission requested"
+		}
+		out, err = withMeta(out, "permission", marshal(rec))
+	}
+	return out, err
+}
+
+func describe(v host.Verdict) string {
+	for _, x := range v.Explanations {
+		if x.Explanation.Summary != "" {
+			s := x.Explanation.Summary
+			if x.Explanation.Risk != "" {
+				s += " Risk: " + x.Explanation.Risk
+			}
+			return s
+		}
+	}
+	if v.Fallback != "" {
+		return "permhost could not decide (" + v.Fallback + "): only one-time choices are offered."
+	}
+	return v.Reason
+}
+
+func highestRisk(ex []host.Explained) string {
+	rank := map[string]int{abi.RiskLow: 1, abi.RiskMedium: 2, abi.RiskHigh: 3}
+	best := ""
+	for _, x := range ex {
+		if rank[x.Explanation.RiskLevel] > rank[best] {
+			best = x.Explanation.RiskLevel
+		}
+	}
+	return best
+}
+
+func metaHas(meta json.RawMessage, key string) bool {
+	ms, err := splitObject(meta)
+	if err != nil {
+		return false
+	}
+	v, ok := getMember(ms, key)
+	return ok && string(v) != "null"
+}
+
+func arrayOf(items []json.RawMessage) json.RawMessage {
+	b := []byte{'['}
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it...)
+	}
+	return append(b, ']')
+}
+
+func offeredIn(opts []abi.Option, id string) bool {
+	for _, o := range opts {
+		if o.OptionID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// person puts the request to the person in the editor and checks the answer
+// against the options shown.
+func (h proxyHandler) person(ctx context.Context, pr *acp.PermissionRequest, req abi.Request, v host.Verdict, c acp.Client, entry LogEntry) decision {
+	entry.Plugins = pluginsOf(v.Votes)
+	entry.Fallback, entry.Reason = v.Fallback, v.Reason
+	d := decision{entry: entry}
+	shown := shownOptions(req, v)
+	if len(shown) == 0 && len(req.Options) > 0 {
+		// Nothing one-time to offer (every option is durable): the
+		// fallback answers without a person.
+		a := builtin.Headless(req.Options)
+		d.entry.DecidedBy = ByBuiltin
+		h.setAnswer(&d, req, a.OptionID, a.Cancelled)
+		return d
+	}
+	params, err := presentation(pr, req, v, shown)
+	if err != nil {
+		h.e.log.Warn("could not annotate the request; forwarding it with one-time options only", "err", err)
+		params, shown = nil, req.Options
+		if v.Fallback != "" || v.StripDurable {
+			a := builtin.Headless(req.Options)
+			d.entry.DecidedBy = ByBuiltin
+			h.setAnswer(&d, req, a.OptionID, a.Cancelled)
+			return d
+		}
+	}
+	askCtx := ctx
+	if t := h.e.cfg.PersonTimeout; t > 0 {
+		var cancel context.CancelFunc
+		askCtx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	ans, err := c.Ask(askCtx, params)
+	return h.personAnswered(ctx, req, shown, ans, err, d)
+}
+
+// personAnswered validates the person's answer: only an option shown to the
+// person reaches the agent; anything else gets the fallback's reject.
+func (h proxyHandler) personAnswered(ctx context.Context, req abi.Request, shown []abi.Option, ans acp.Answer, err error, d decision) decision {
+	d.entry.Person = &LogPerson{Shown: idsOf(shown)}
+	switch {
+	case err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		d.entry.Person.Answer = "timeout"
+		a := builtin.Headless(req.Options)
+		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, "the person did not answer in time"
+		h.setAnswer(&d, req, a.OptionID, a.Cancelled)
+		return d
+	case err != nil:
+		d.entry.Person.Answer = "cancelled"
+		d.entry.DecidedBy = ByCancel
+		h.setAnswer(&d, req, "", true)
+		return d
+	case ans.Error != nil:
+		d.entry.Person.Answer = "error"
+		d.entry.DecidedBy, d.entry.Reason = ByPerson, "the editor answered with an error: "+ans.Error.Message
+		h.setAnswer(&d, req, "", true)
+		return d
+	}
+	var res struct {
+		Outcome struct {
+			Outcome  string `json:"outcome"`
+			OptionID string `json:"optionId"`
+		} `json:"outcome"`
+	}
+	_ = json.Unmarshal(ans.Result, &res)
+	d.entry.DecidedBy = ByPerson
+	switch {
+	case res.Outcome.Outcome == "cancelled":
+		d.entry.Person.Answer = "cancelled"
+		d.line = ans.Line
+		d.entry.Outcome = "cancelled"
+	case res.Outcome.Outcome == "selected" && offeredIn(shown, res.Outcome.OptionID):
+		d.entry.Person.Answer = res.Outcome.OptionID
+		d.line = ans.Line
+		d.entry.Outcome, d.entry.OptionID = "selected", res.Outcome.OptionID
+		for _, o := range req.Options {
+			if o.OptionID == res.Outcome.OptionID {
+				d.entry.OptionKind = o.Kind
+			}
+		}
+	default:
+		d.entry.Person.Answer, d.entry.Person.Refused = res.Outcome.OptionID, true
+		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, fmt.Sprintf("the editor answered %q, which was not offered", res.Outcome.OptionID)
+		h.e.log.Warn("the editor's answer named an option that was not offered; the agent gets the reject option", "decisionId", req.DecisionID, "answer", res.Outcome.OptionID)
+		a := builtin.Headless(req.Options)
+		h.setAnswer(&d, req, a.OptionID, a.Cancelled)
+	}
+	return d
+}
+
+func idsOf(opts []abi.Option) []string {
+	out := make([]string, 0, len(opts))
+	for _, o := range opts {
+		out = append(out, o.OptionID)
+	}
+	return out
+}
+
+// race shows the person the request at once while the plugins run; the first
+// decision wins. A plugin win retracts the editor's prompt ($/cancel_request,
+// its late answer swallowed by the proxy); a person's answer cancels the
+// plugins and discards what they would have said.
+func (h proxyHandler) race(ctx context.Context, pr *acp.PermissionRequest, req abi.Request, c acp.Client, entry LogEntry) decision {
+	pluginCtx, stopPlugins := context.WithCancel(ctx)
+	defer stopPlugins()
+	askCtx, retract := context.WithCancel(ctx)
+	defer retract()
+	if t := h.e.cfg.PersonTimeout; t > 0 {
+		var cancel context.CancelFunc
+		askCtx, cancel = context.WithTimeout(askCtx, t)
+		defer cancel()
+	}
+	verdicts := make(chan host.Verdict, 1)
+	go func() { verdicts <- h.e.Run(pluginCtx, req) }()
+	type asked struct {
+		ans acp.Answer
+		err error
+	}
+	answers := make(chan asked, 1)
+	params, err := presentation(pr, req, host.Verdict{Outcome: abi.OutcomeAsk, Reason: "plugins are deciding"}, req.Options)
+	if err != nil {
+		params = nil
+	}
+	go func() {
+		a, err := c.Ask(askCtx, params)
+		answers <- asked{a, err}
+	}()
+	shown := req.Options
+	for {
+		select {
+		case v := <-verdicts:
+			verdicts = nil
+			if v.Decided() {
+				retract()
+				<-answers
+				d := h.answer(pr, req, v, c, entry)
+				d.entry.Person = &LogPerson{Shown: idsOf(shown), Answer: "retracted"}
+				return d
+			}
+			// Undecided: the person's answer stands, checked against what
+			// the fallback or an admin ask would have offered.
+			shown = shownOptions(req, v)
+			entry.Plugins, entry.Fallback, entry.Reason = pluginsOf(v.Votes), v.Fallback, v.Reason
+		case a := <-answers:
+			stopPlugins()
+			d := h.personAnswered(ctx, req, shown, a.ans, a.err, decision{entry: entry})
+			if d.entry.Person != nil {
+				d.entry.Person.Shown = idsOf(req.Options)
+			}
+			if verdicts != nil {
+				// The plugins lost: whatever they say is discarded.
+				d.entry.Plugins = []LogPlugin{}
+			}
+			return d
+		}
+	}
+}
+
+var _ = time.Now
