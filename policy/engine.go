@@ -33,6 +33,10 @@ type Options struct {
 	Log *DecisionLog
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Members are plugins already at hand (for programs that embed the
+	// pipeline, and tests); they run with the configured ones, in layer
+	// order.
+	Members []host.Member
 }
 
 // Engine owns the loaded plugins, the chain and the decision log. It starts
@@ -62,6 +66,9 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if cfg == nil {
 		cfg = &config.Config{Strategy: config.StrategySequential, OnUndecided: config.UndecidedReject}
 	}
+	if _, err := host.NewChain(host.ChainOptions{Members: opts.Members}); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
 	e := &Engine{cfg: cfg, via: opts.Via, home: opts.Home, log: opts.Logger, now: opts.Now, ready: make(chan struct{})}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
@@ -85,7 +92,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	loadCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	e.cancel = cancel
-	go e.load(loadCtx, opts.CacheDir)
+	go e.load(loadCtx, opts.CacheDir, opts.Members)
 	return e, nil
 }
 
@@ -95,9 +102,9 @@ type failed struct{ err error }
 
 func (f failed) Call(context.Context, abi.Request) host.Result { return host.Result{Err: f.err} }
 
-func (e *Engine) load(ctx context.Context, cacheDir string) {
+func (e *Engine) load(ctx context.Context, cacheDir string, extra []host.Member) {
 	defer close(e.ready)
-	members := make([]host.Member, 0, len(e.cfg.Plugins))
+	members := make([]host.Member, 0, len(e.cfg.Plugins)+len(extra))
 	type loaded struct {
 		p   *host.Plugin
 		err error
@@ -129,9 +136,15 @@ func (e *Engine) load(ctx context.Context, cacheDir string) {
 		}
 		members = append(members, m)
 	}
+	members = append(members, extra...)
 	chain, err := host.NewChain(host.ChainOptions{Members: members, Logger: e.log, Now: e.now})
-	if err != nil { // the configuration was validated: this is a bug
-		panic(fmt.Sprintf("policy: %v", err))
+	if err != nil {
+		// The configuration was validated; only Options.Members can be
+		// wrong here. Fail closed: every decision falls back.
+		e.log.Error("plugin chain refused", "err", err)
+		chain, _ = host.NewChain(host.ChainOptions{Members: []host.Member{{
+			Name: "chain", Layer: host.LayerAdmin, Policy: host.FailClosed, Plugin: failed{err},
+		}}})
 	}
 	e.chain = chain
 }
