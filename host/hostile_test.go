@@ -1,0 +1,370 @@
+package host_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/sandbox"
+)
+
+// The hostile suite runs every fixture of testdata/wasm (see its README.md)
+// through the real host and checks how each one ends, how long the caller
+// waited, and that nothing is left behind: no busy core, no goroutine, no
+// heap.
+
+// deadlineMargin is how far past its deadline a call may return. The goal
+// is 2 ms; 25 ms is generous so that CI noise does not fail the suite, and
+// the measured overshoot is logged. PERMHOST_DEADLINE_MARGIN (a Go
+// duration) overrides it on a machine known to be oversubscribed.
+var deadlineMargin = marginFromEnv(25 * time.Millisecond)
+
+func marginFromEnv(def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("PERMHOST_DEADLINE_MARGIN")); err == nil && d > 0 {
+		return d
+	}
+	return def
+}
+
+const (
+	// idleCPUBudget is the CPU the process may use while it sleeps for
+	// idleWindow after the suite: a runaway guest would use all of it.
+	idleWindow    = 300 * time.Millisecond
+	idleCPUBudget = 30 * time.Millisecond
+	// heapGrowthBudget bounds the live heap left after the suite.
+	heapGrowthBudget = 64 << 20
+)
+
+func hostileFixture(name string) string {
+	return filepath.Join("..", "testdata", "wasm", name+".wasm")
+}
+
+// hostileRequest is a claude-agent-acp Bash request.
+func hostileRequest() abi.Request {
+	return abi.Request{
+		ABI:        abi.Current,
+		DecisionID: "hostile-1",
+		Session:    abi.Session{ID: "sess-1", Cwd: "/home/dev/project", Mode: "default"},
+		ToolCall: abi.ToolCall{ID: "toolu_01", Title: "`npm test`", Kind: abi.KindExecute,
+			RawInput: []byte(`{"command":"npm test","description":"Run the tests"}`), ToolName: "Bash"},
+		Options: []abi.Option{
+			{OptionID: "allow_always", Name: "Always Allow", Kind: abi.OptionAllowAlways, Durable: true},
+			{OptionID: "allow", Name: "Allow", Kind: abi.OptionAllowOnce},
+			{OptionID: "reject", Name: "Reject", Kind: abi.OptionRejectOnce},
+		},
+	}
+}
+
+// overshoots collects how far past their deadline stopped calls returned.
+type overshoots []time.Duration
+
+func (o overshoots) report(t *testing.T) {
+	if len(o) == 0 {
+		return
+	}
+	s := slices.Clone(o)
+	slices.Sort(s)
+	t.Logf("deadline overshoot over %d stopped calls: p50 %v, max %v (goal 2ms, allowed %v)",
+		len(s), s[len(s)/2], s[len(s)-1], deadlineMargin)
+}
+
+func TestHostileSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the hostile suite takes a few seconds")
+	}
+	leaks := goleak.IgnoreCurrent()
+	heapBefore := liveHeap()
+
+	var over overshoots
+	t.Run("decide", func(t *testing.T) { testHostileDecide(t, &over) })
+	t.Run("load", testHostileLoad)
+	t.Run("cancelled", func(t *testing.T) { testHostileCancelled(t, &over) })
+	over.report(t)
+
+	// Everything is closed by now. A guest still running would keep a
+	// core busy; a goroutine left behind would show here.
+	t.Run("idle CPU", func(t *testing.T) {
+		used := cpuDuring(t, idleWindow)
+		t.Logf("CPU used while idle for %v after the suite: %v", idleWindow, used)
+		assert.Less(t, used, idleCPUBudget, "a runaway plugin still uses CPU after the suite")
+	})
+	t.Run("goroutines", func(t *testing.T) {
+		goleak.VerifyNone(t, leaks)
+	})
+	t.Run("heap", func(t *testing.T) {
+		after := liveHeap()
+		growth := int64(after) - int64(heapBefore)
+		t.Logf("live heap: %d KiB before the suite, %d KiB after (growth %d KiB)", heapBefore>>10, after>>10, growth>>10)
+		assert.Less(t, growth, int64(heapGrowthBudget))
+	})
+}
+
+// testHostileDecide runs the fixtures that load and then fail, or decide,
+// when called.
+func testHostileDecide(t *testing.T, over *overshoots) {
+	pathOpen := regexp.MustCompile(`^path_open errno (\d\d)$`)
+	tests := []struct {
+		fixture string
+		limits  sandbox.Limits // zero fields: the defaults
+		// calls is how many calls to make (default 2: a failed instance
+		// is replaced, and the replacement must fail the same way).
+		calls int
+		// wantKind is the failure; "" means a decision, checked by check.
+		wantKind host.Kind
+		check    func(t *testing.T, r host.Result)
+	}{
+		{fixture: "good", check: func(t *testing.T, r host.Result) {
+			assert.Equal(t, abi.Decision{Outcome: abi.OutcomeAbstain, Reason: "good fixture: constant decision"}, r.Decision)
+		}},
+		{fixture: "infinite_loop", wantKind: host.KindTimeout},
+		{fixture: "infinite_loop", limits: sandbox.Limits{Timeout: 30 * time.Millisecond}, wantKind: host.KindTimeout},
+		// The one wazero's own cancellation cannot stop.
+		{fixture: "call_tree", wantKind: host.KindTimeout},
+		{fixture: "call_tree", limits: sandbox.Limits{Timeout: 30 * time.Millisecond}, wantKind: host.KindTimeout},
+		// wazero's stack ceiling (400 MB) takes ~2 s to reach: the
+		// deadline comes first.
+		{fixture: "deep_recursion", wantKind: host.KindTimeout},
+		// Under a small cap the cap comes first...
+		{fixture: "memory_grow", limits: sandbox.Limits{MemoryBytes: 2 << 20, Timeout: time.Second}, wantKind: host.KindMemory},
+		// ...under the default 32 MiB one page at a time takes wazero
+		// about a second of copying, and the deadline must still hold.
+		{fixture: "memory_grow", wantKind: host.KindTimeout},
+		{fixture: "huge_output", wantKind: host.KindOutputTooLarge},
+		{fixture: "huge_output", limits: sandbox.Limits{MaxOutput: 4 << 20}, wantKind: host.KindBadOutput},
+		{fixture: "invalid_json", wantKind: host.KindBadOutput},
+		{fixture: "unknown_outcome", wantKind: host.KindBadOutput},
+		{fixture: "select_not_offered", wantKind: host.KindBadOutput},
+		{fixture: "unreachable", wantKind: host.KindTrap},
+		{fixture: "wasi_path_open", check: func(t *testing.T, r host.Result) {
+			assert.Equal(t, abi.OutcomeAbstain, r.Decision.Outcome)
+			m := pathOpen.FindStringSubmatch(r.Decision.Reason)
+			require.NotNil(t, m, "reason %q", r.Decision.Reason)
+			assert.NotEqual(t, "00", m[1], "path_open succeeded: the sandbox granted a directory")
+			t.Logf("path_open was refused with WASI errno %s", m[1])
+		}},
+		// A million log calls: under a generous deadline the plugin
+		// decides and only MaxLogBytes of its 16 MB of logs are kept...
+		// (4 million host calls: ~0.7 s here, several seconds under
+		// -race, so one call and a deadline that only catches a hang.)
+		{fixture: "log_flood", limits: sandbox.Limits{Timeout: time.Minute}, calls: 1, check: func(t *testing.T, r host.Result) {
+			assert.Equal(t, "logged 1000000 lines", r.Decision.Reason)
+			checkLogsBounded(t, r.Logs, sandbox.DefaultMaxLogBytes)
+			assert.Equal(t, "warn", r.Logs[len(r.Logs)-1].Level, "16 MB of logs must overflow the limit")
+			t.Logf("log_flood took %v", r.Duration)
+		}},
+		// ...and under a short one it is stopped like any loop.
+		{fixture: "log_flood", limits: sandbox.Limits{Timeout: 20 * time.Millisecond}, wantKind: host.KindTimeout,
+			check: func(t *testing.T, r host.Result) { checkLogsBounded(t, r.Logs, sandbox.DefaultMaxLogBytes) }},
+		{fixture: "slow", limits: sandbox.Limits{Timeout: 500 * time.Millisecond}, check: func(t *testing.T, r host.Result) {
+			assert.Equal(t, abi.Decision{Outcome: abi.OutcomeAbstain, Reason: "slow but legal"}, r.Decision)
+			t.Logf("slow took %v", r.Duration)
+		}},
+	}
+	for _, tt := range tests {
+		name := tt.fixture
+		if tt.limits != (sandbox.Limits{}) {
+			name += fmt.Sprintf("/%+v", tt.limits)
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			p, err := host.Load(ctx, host.Options{Path: hostileFixture(tt.fixture), Limits: tt.limits, CacheDir: "off", PoolSize: 1})
+			require.NoError(t, err)
+			defer func() { assert.NoError(t, p.Close(ctx)) }()
+			deadline := p.Limits().Timeout
+
+			calls := tt.calls
+			if calls == 0 {
+				calls = 2
+			}
+			for call := range calls {
+				start := time.Now()
+				r := p.Call(ctx, hostileRequest())
+				wall := time.Since(start)
+
+				assert.Equal(t, tt.wantKind, host.KindOf(r.Err), "call %d: %v", call, r.Err)
+				if tt.wantKind == "" && r.Err == nil && tt.check != nil {
+					tt.check(t, r)
+				}
+				if tt.wantKind != "" {
+					assert.Zero(t, r.Decision, "a failed call has no decision")
+					if tt.check != nil {
+						tt.check(t, r)
+					}
+				}
+				if tt.wantKind == host.KindTimeout {
+					*over = append(*over, wall-deadline)
+					t.Logf("call %d: stopped %v after its %v deadline", call, wall-deadline, deadline)
+				}
+				assert.LessOrEqual(t, wall, deadline+deadlineMargin, "call %d returned %v after its %v deadline", call, wall-deadline, deadline)
+				assert.LessOrEqual(t, r.Duration, wall, "Result.Duration is the wall time of the call")
+			}
+		})
+	}
+}
+
+// checkLogsBounded checks that logs keep at most limit bytes of messages,
+// and when they dropped some, end by saying how much.
+func checkLogsBounded(t *testing.T, logs []host.Log, limit int) {
+	t.Helper()
+	require.NotEmpty(t, logs)
+	kept, dropped := 0, 0
+	for i, l := range logs {
+		if i == len(logs)-1 && l.Level == "warn" {
+			m := regexp.MustCompile(`^permhost: (\d+) more bytes of plugin logs dropped`).FindStringSubmatch(l.Message)
+			require.NotNil(t, m, "last log %q should count the dropped bytes", l.Message)
+			dropped, _ = strconv.Atoi(m[1])
+			assert.Positive(t, dropped)
+			break
+		}
+		kept += len(l.Message)
+		assert.Equal(t, "info", l.Level)
+		assert.Equal(t, "log_flood: line!", l.Message)
+	}
+	assert.LessOrEqual(t, kept, limit)
+	if kept+len("log_flood: line!") > limit {
+		assert.Positive(t, dropped, "logs were cut at the limit without saying so")
+	}
+	t.Logf("kept %d bytes of logs, dropped %d bytes", kept, dropped)
+}
+
+// testHostileLoad checks the fixtures refused at load time, and modules that
+// are not the ones pinned or not modules at all.
+func testHostileLoad(t *testing.T) {
+	good, err := os.ReadFile(hostileFixture("good"))
+	require.NoError(t, err)
+	goodSum := sha256.Sum256(good)
+	wrongPin := strings.Repeat("ab", sha256.Size)
+
+	tests := []struct {
+		name     string
+		opts     host.Options
+		wantKind host.Kind
+		wantMsg  []string
+	}{
+		{name: "abi_major", opts: host.Options{Path: hostileFixture("abi_major")}, wantKind: host.KindABI, wantMsg: []string{"abi_major", "2.0", "1.0"}},
+		{name: "abi_minor", opts: host.Options{Path: hostileFixture("abi_minor")}, wantKind: host.KindABI, wantMsg: []string{"abi_minor", "1.99"}},
+		{name: "no_decide", opts: host.Options{Path: hostileFixture("no_decide")}, wantKind: host.KindABI, wantMsg: []string{abi.ExportDecide}},
+		{name: "forbidden_import", opts: host.Options{Path: hostileFixture("forbidden_import")}, wantKind: host.KindForbiddenImport, wantMsg: []string{"env", "connect"}},
+		{name: "sha256 mismatch", opts: host.Options{Name: "pinned", Wasm: good, SHA256: wrongPin}, wantKind: host.KindLoad,
+			wantMsg: []string{"pinned", wrongPin, hex.EncodeToString(goodSum[:])}},
+		{name: "garbage", opts: host.Options{Name: "garbage", Wasm: []byte("#!/bin/sh\nrm -rf ~\n")}, wantKind: host.KindLoad, wantMsg: []string{"garbage"}},
+		{name: "truncated", opts: host.Options{Name: "truncated", Wasm: good[:len(good)/2]}, wantKind: host.KindLoad},
+		{name: "empty", opts: host.Options{Name: "empty", Wasm: []byte{}}, wantKind: host.KindLoad},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.opts.CacheDir = "off"
+			p, err := host.Load(context.Background(), tt.opts)
+			if p != nil {
+				assert.NoError(t, p.Close(context.Background()))
+			}
+			require.Error(t, err)
+			assert.Nil(t, p)
+			assert.Equal(t, tt.wantKind, host.KindOf(err), "%v", err)
+			for _, s := range tt.wantMsg {
+				assert.Contains(t, err.Error(), s)
+			}
+		})
+	}
+}
+
+// testHostileCancelled gives up on runaways from the caller's side: the call
+// returns when the caller's context ends, long before the plugin's
+// deadline.
+func testHostileCancelled(t *testing.T, over *overshoots) {
+	for _, fixture := range []string{"infinite_loop", "call_tree"} {
+		t.Run(fixture, func(t *testing.T) {
+			p, err := host.Load(context.Background(), host.Options{Path: hostileFixture(fixture), CacheDir: "off",
+				Limits: sandbox.Limits{Timeout: 5 * time.Second}})
+			require.NoError(t, err)
+			defer func() { assert.NoError(t, p.Close(context.Background())) }()
+
+			const after = 20 * time.Millisecond
+			ctx, cancel := context.WithCancel(context.Background())
+			timer := time.AfterFunc(after, cancel)
+			defer timer.Stop()
+			start := time.Now()
+			r := p.Call(ctx, hostileRequest())
+			wall := time.Since(start)
+			cancel()
+
+			assert.Equal(t, host.KindCancelled, host.KindOf(r.Err), "%v", r.Err)
+			*over = append(*over, wall-after)
+			t.Logf("returned %v after the caller cancelled", wall-after)
+			assert.LessOrEqual(t, wall, after+deadlineMargin)
+
+			// A context that is already done never starts the call.
+			r = p.Call(ctx, hostileRequest())
+			assert.Equal(t, host.KindCancelled, host.KindOf(r.Err), "%v", r.Err)
+		})
+	}
+
+	// The caller's own deadline counts as a cancellation too, not as the
+	// plugin's timeout.
+	t.Run("caller deadline", func(t *testing.T) {
+		p, err := host.Load(context.Background(), host.Options{Path: hostileFixture("infinite_loop"), CacheDir: "off",
+			Limits: sandbox.Limits{Timeout: 5 * time.Second}})
+		require.NoError(t, err)
+		defer func() { assert.NoError(t, p.Close(context.Background())) }()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		r := p.Call(ctx, hostileRequest())
+		assert.Equal(t, host.KindCancelled, host.KindOf(r.Err), "%v", r.Err)
+		assert.LessOrEqual(t, time.Since(start), 20*time.Millisecond+deadlineMargin)
+	})
+}
+
+// liveHeap returns the live heap after a full collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// cpuDuring sleeps for d and returns the CPU time (user + system) the whole
+// process used meanwhile, from /proc/self/stat.
+func cpuDuring(t *testing.T, d time.Duration) time.Duration {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/self/stat")
+	}
+	before := processCPU(t)
+	time.Sleep(d)
+	return processCPU(t) - before
+}
+
+// processCPU returns utime+stime of this process. The kernel counts them
+// in clock ticks, which are 1/100 s on every Linux Go supports.
+func processCPU(t *testing.T) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/stat")
+	require.NoError(t, err)
+	// The command name (field 2) may hold spaces: fields after it are
+	// counted from its closing parenthesis.
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	// fields[0] is field 3 (state); utime and stime are fields 14 and 15.
+	utime, err := strconv.ParseInt(fields[14-3], 10, 64)
+	require.NoError(t, err)
+	stime, err := strconv.ParseInt(fields[15-3], 10, 64)
+	require.NoError(t, err)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
