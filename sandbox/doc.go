@@ -12,6 +12,7 @@
 //
 //	func NewRuntime(ctx context.Context, l Limits, cache wazero.CompilationCache) (wazero.Runtime, error)
 //	func ModuleConfig(stdout, stderr io.Writer) wazero.ModuleConfig
+//	func CompileModule(ctx, r wazero.Runtime, bin []byte) (wazero.CompiledModule, error) // r.CompileModule, wazero panics become errors
 //	func CheckImports(m wazero.CompiledModule) error     // wraps ErrForbiddenImport
 //	func Instrument(wasm []byte) ([]byte, error)         // wraps ErrInstrument
 //	func Watch(ctx context.Context, mod api.Module, timeout time.Duration) Watcher

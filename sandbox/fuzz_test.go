@@ -32,12 +32,12 @@ func FuzzInstrument(f *testing.F) {
 			}
 			return
 		}
-		cm, err := r.CompileModule(ctx, in)
+		cm, err := CompileModule(ctx, r, in)
 		if err != nil {
 			return // invalid input: any output is fine
 		}
 		cm.Close(ctx)
-		cm, err = r.CompileModule(ctx, out)
+		cm, err = CompileModule(ctx, r, out)
 		if err != nil {
 			t.Fatalf("input compiles, instrumented output does not: %v", err)
 		}

@@ -171,3 +171,15 @@ func sameTypes(a, b []api.ValueType) bool {
 	}
 	return true
 }
+
+// CompileModule is r.CompileModule that turns a panic inside wazero into an
+// error: wazero v1.12's validator panics on some malformed modules (found by
+// FuzzInstrument; see testdata/fuzz), and a plugin file is untrusted input.
+func CompileModule(ctx context.Context, r wazero.Runtime, bin []byte) (cm wazero.CompiledModule, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			cm, err = nil, fmt.Errorf("sandbox: wazero panicked compiling the module: %v", p)
+		}
+	}()
+	return r.CompileModule(ctx, bin)
+}
