@@ -1,0 +1,289 @@
+package bundle
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/permhost/permhost/internal/config"
+)
+
+// SignatureFile holds a bundle's detached signature.
+const SignatureFile = "bundle.sig"
+
+const (
+	keyPrefix      = "ed25519:"
+	manifestHeader = "permhost-bundle-manifest v1\n"
+)
+
+// Errors.
+var (
+	ErrUnsigned     = errors.New("bundle: not signed")
+	ErrBadSignature = errors.New("bundle: signature does not verify")
+	ErrRollback     = errors.New("bundle: revision lower than one already accepted")
+	ErrBadKey       = errors.New("bundle: malformed key")
+	ErrLayout       = errors.New("bundle: unsafe file in bundle")
+)
+
+// Manifest returns the canonical manifest of the bundle in dir: a header,
+// the name and revision of its bundle.toml, then "sha256  path" for every
+// regular file except the signature, sorted by slash-separated path.
+// Symbolic links and other non-regular files are refused: they could make
+// the signed bytes differ from what is loaded.
+func Manifest(dir string) ([]byte, error) {
+	b, err := config.LoadBundle(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	err = filepath.WalkDir(b.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(b.Dir, p)
+		switch {
+		case d.IsDir():
+			return nil
+		case !d.Type().IsRegular():
+			return fmt.Errorf("%w: %s is not a regular file", ErrLayout, rel)
+		case rel == SignatureFile:
+			return nil
+		}
+		files = append(files, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var m bytes.Buffer
+	m.WriteString(manifestHeader)
+	fmt.Fprintf(&m, "name %s\nrevision %d\n", b.Name, b.Revision)
+	for _, f := range files {
+		if strings.ContainsAny(f, "\n\r") {
+			return nil, fmt.Errorf("%w: file name %q", ErrLayout, f)
+		}
+		sum, err := fileSHA256(filepath.Join(b.Dir, filepath.FromSlash(f)))
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&m, "%s  %s\n", sum, f)
+	}
+	return m.Bytes(), nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// GenerateKey returns a new key pair in text form ("ed25519:" and base64).
+func GenerateKey() (public, private string, err error) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return "", "", err
+	}
+	return keyPrefix + base64.StdEncoding.EncodeToString(pub), keyPrefix + base64.StdEncoding.EncodeToString(priv.Seed()), nil
+}
+
+func parseKey(text string, size int) ([]byte, error) {
+	text = strings.TrimSpace(text)
+	if !strings.HasPrefix(text, keyPrefix) {
+		return nil, fmt.Errorf("%w: want %q followed by base64", ErrBadKey, keyPrefix)
+	}
+	b, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(text, keyPrefix))
+	if err != nil || len(b) != size {
+		return nil, fmt.Errorf("%w: want %d base64 bytes", ErrBadKey, size)
+	}
+	return b, nil
+}
+
+// PublicKeyOf returns the public key of a private key in text form.
+func PublicKeyOf(private string) (string, error) {
+	seed, err := parseKey(private, ed25519.SeedSize)
+	if err != nil {
+		return "", err
+	}
+	pub := ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
+	return keyPrefix + base64.StdEncoding.EncodeToString(pub), nil
+}
+
+// Sign writes dir/bundle.sig, signing the bundle's manifest with private.
+func Sign(dir, private string) error {
+	seed, err := parseKey(private, ed25519.SeedSize)
+	if err != nil {
+		return err
+	}
+	m, err := Manifest(dir)
+	if err != nil {
+		return err
+	}
+	sig := ed25519.Sign(ed25519.NewKeyFromSeed(seed), m)
+	return os.WriteFile(filepath.Join(dir, SignatureFile), []byte(base64.StdEncoding.EncodeToString(sig)+"\n"), 0o644)
+}
+
+// Verify checks dir's signature against the trusted public keys and returns
+// the key that verified it.
+func Verify(dir string, trusted []string) (string, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, SignatureFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%w: %s has no %s", ErrUnsigned, dir, SignatureFile)
+	}
+	if err != nil {
+		return "", err
+	}
+	sig, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(raw)))
+	if err != nil || len(sig) != ed25519.SignatureSize {
+		return "", fmt.Errorf("%w: %s is not a base64 ed25519 signature", ErrBadSignature, SignatureFile)
+	}
+	m, err := Manifest(dir)
+	if err != nil {
+		return "", err
+	}
+	for _, k := range trusted {
+		pub, err := parseKey(k, ed25519.PublicKeySize)
+		if err != nil {
+			return "", fmt.Errorf("trusted key %q: %w", k, err)
+		}
+		if ed25519.Verify(pub, m, sig) {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("%w: %s (manifest of %s changed, or signed by a key that is not trusted)", ErrBadSignature, dir, dir)
+}
+
+// State remembers the highest revision accepted for each bundle name.
+type State struct {
+	path string
+	mu   sync.Mutex
+}
+
+// DefaultStatePath is $XDG_STATE_HOME/permhost/bundles.json, or
+// ~/.local/state/permhost/bundles.json.
+func DefaultStatePath() (string, error) {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "permhost", "bundles.json"), nil
+}
+
+// OpenState uses the file at path (created on first accept).
+func OpenState(path string) *State { return &State{path: path} }
+
+func (s *State) read() (map[string]int64, error) {
+	seen := map[string]int64{}
+	data, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return seen, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &seen); err != nil {
+		// A damaged state file must not reopen the door to rollbacks.
+		return nil, fmt.Errorf("bundle: state file %s is damaged: %v (remove it to reset)", s.path, err)
+	}
+	return seen, nil
+}
+
+// Accept records revision rev of name, refusing one lower than the highest
+// already accepted.
+func (s *State) Accept(name string, rev int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen, err := s.read()
+	if err != nil {
+		return err
+	}
+	if hi, ok := seen[name]; ok && rev < hi {
+		return fmt.Errorf("%w: %s revision %d, already accepted %d", ErrRollback, name, rev, hi)
+	}
+	if seen[name] == rev && rev != 0 {
+		return nil
+	}
+	seen[name] = rev
+	data, _ := json.MarshalIndent(seen, "", "  ")
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return err
+	}
+	tmp := s.path + ".tmp." + strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, s.path)
+}
+
+// Load reads the bundle in dir and admits it: when trusted keys are given
+// its signature must verify; its revision must not be lower than one
+// already accepted (st may be nil to skip that check); every plugin's file
+// must match its pin.
+func Load(dir string, trusted []string, st *State) (*config.BundleManifest, error) {
+	b, err := config.LoadBundle(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(trusted) > 0 {
+		if _, err := Verify(dir, trusted); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range b.Plugins {
+		sum, err := fileSHA256(p.Path)
+		if err != nil {
+			return nil, fmt.Errorf("bundle %s: plugin %s: %w", b.Name, p.Name, err)
+		}
+		if sum != p.SHA256 {
+			return nil, fmt.Errorf("bundle %s: plugin %s: %s has sha256 %s, bundle.toml pins %s", b.Name, p.Name, p.Path, sum, p.SHA256)
+		}
+	}
+	if st != nil {
+		if err := st.Accept(b.Name, b.Revision); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// Fingerprint is a cheap summary of the files in dir (paths, sizes,
+// modification times) for noticing changes without hashing.
+func Fingerprint(dir string) string {
+	var b strings.Builder
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			fmt.Fprintf(&b, "!%s;", p)
+			return nil
+		}
+		if info, err := d.Info(); err == nil && !d.IsDir() {
+			fmt.Fprintf(&b, "%s:%d:%d;", p, info.Size(), info.ModTime().UnixNano())
+		}
+		return nil
+	})
+	return b.String()
+}

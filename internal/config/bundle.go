@@ -1,0 +1,150 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// BundleFile is the name of a bundle's manifest inside its directory.
+const BundleFile = "bundle.toml"
+
+// BundleManifest is a validated bundle.toml: a named, versioned set of
+// pinned plugins with their configuration and tests, run at one layer.
+type BundleManifest struct {
+	// Dir is the bundle directory, absolute.
+	Dir         string
+	Name        string
+	Revision    int64
+	Layer       string
+	Description string
+	// Plugins are the bundle's plugins; each has a sha256 pin and runs at
+	// the bundle's layer.
+	Plugins []Plugin
+	// Tests are test files, absolute, for `permhost test`.
+	Tests []string
+}
+
+// LoadBundle reads and validates dir/bundle.toml. Plugin paths are relative
+// to the bundle directory and must stay inside it; every plugin must be
+// pinned by sha256.
+func LoadBundle(dir string) (*BundleManifest, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, &Error{File: dir, Msg: err.Error()}
+	}
+	path := filepath.Join(abs, BundleFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: "cannot read: " + unwrapPathError(err)}
+	}
+	var doc map[string]any
+	if _, err := toml.Decode(string(data), &doc); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &Error{File: path, Line: pe.Position.Line, Key: pe.LastKey, Msg: "TOML syntax: " + pe.Message}
+		}
+		return nil, &Error{File: path, Msg: "TOML syntax: " + err.Error()}
+	}
+	c := &checker{file: path, dir: abs, lines: keyLines(data)}
+	b := &BundleManifest{Dir: abs, Layer: LayerTeam}
+	c.table("", doc, map[string]func(string, any){
+		"name": func(k string, v any) {
+			b.Name = c.str(k, v)
+			if c.err == nil && !validBundleName(b.Name) {
+				c.fail(k, "%q is not a bundle name (letters, digits, '.', '-', '_'; 1 to 64)", b.Name)
+			}
+		},
+		"revision": func(k string, v any) {
+			n, ok := v.(int64)
+			if !ok {
+				c.fail(k, "want an integer, got %s", typeName(v))
+			} else if n < 0 {
+				c.fail(k, "must not be negative")
+			}
+			b.Revision = n
+		},
+		"layer":       func(k string, v any) { b.Layer = c.enum(k, v, Layers...) },
+		"description": func(k string, v any) { b.Description = c.str(k, v) },
+		"tests": func(k string, v any) {
+			list, ok := v.([]any)
+			if !ok {
+				c.fail(k, "want an array of strings, got %s", typeName(v))
+				return
+			}
+			for i, e := range list {
+				key := fmt.Sprintf("%s[%d]", k, i)
+				p := c.inside(key, c.str(key, e), abs)
+				if c.err == nil {
+					c.existingFile(key, p)
+				}
+				b.Tests = append(b.Tests, p)
+			}
+		},
+		"plugin": func(k string, v any) {
+			for i, t := range c.tables(k, v) {
+				key := fmt.Sprintf("%s[%d]", k, i)
+				if l, ok := t["layer"]; ok {
+					c.fail(key+".layer", "a bundle's plugins run at the bundle's layer; set layer at the top (got %v)", l)
+					return
+				}
+				p := c.plugin(key, t)
+				if c.err == nil {
+					c.inside(key+".path", p.Path, abs)
+				}
+				if c.err == nil && p.SHA256 == "" {
+					c.fail(key, "missing key \"sha256\": a bundle's plugins must be pinned")
+				}
+				b.Plugins = append(b.Plugins, p)
+			}
+		},
+	})
+	if c.err == nil && b.Name == "" {
+		c.fail("name", "missing key \"name\"")
+	}
+	if c.err == nil && !docHas(doc, "revision") {
+		c.fail("revision", "missing key \"revision\" (an integer that grows with every release)")
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	for i := range b.Plugins {
+		b.Plugins[i].Layer = b.Layer
+		b.Plugins[i].Name = b.Name + "/" + b.Plugins[i].Name
+	}
+	return b, nil
+}
+
+func docHas(doc map[string]any, k string) bool { _, ok := doc[k]; return ok }
+
+// inside resolves p against dir and fails unless the result stays inside dir.
+func (c *checker) inside(key, p, dir string) string {
+	if c.err != nil {
+		return p
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	p = filepath.Clean(p)
+	rel, err := filepath.Rel(dir, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		c.fail(key, "%s is outside the bundle directory", p)
+	}
+	return p
+}
+
+func validBundleName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}

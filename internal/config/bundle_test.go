@@ -1,0 +1,38 @@
+package config_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/permhost/permhost/internal/config"
+)
+
+func TestBundleMistakes(t *testing.T) {
+	pin := `sha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"`
+	tests := []struct {
+		name, toml, key, message string
+		line                     int
+	}{
+		{"missing name", "revision = 1\n", "name", `missing key "name"`, 0},
+		{"missing revision", "name = \"a\"\n", "revision", `missing key "revision"`, 0},
+		{"revision not an integer", "name = \"a\"\nrevision = \"7\"\n", "revision", "want an integer", 2},
+		{"unpinned plugin", "name = \"a\"\nrevision = 1\n[[plugin]]\npath = \"p.wasm\"\n", "plugin[0]", `missing key "sha256"`, 3},
+		{"plugin outside the bundle", "name = \"a\"\nrevision = 1\n[[plugin]]\npath = \"../p.wasm\"\n" + pin + "\n", "plugin[0].path", "outside the bundle", 4},
+		{"per-plugin layer", "name = \"a\"\nrevision = 1\n[[plugin]]\npath = \"p.wasm\"\nlayer = \"admin\"\n", "plugin[0].layer", "bundle's layer", 5},
+		{"bad name", "name = \"a b\"\nrevision = 1\n", "name", "is not a bundle name", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := write(t, map[string]string{"b/bundle.toml": tt.toml, "b/p.wasm": "x", "p.wasm": "x"})
+			_, err := config.LoadBundle(filepath.Join(dir, "b"))
+			ce, ok := err.(*config.Error)
+			if !ok {
+				t.Fatalf("err = %v", err)
+			}
+			if ce.Key != tt.key || !strings.Contains(ce.Msg, tt.message) || (tt.line != 0 && ce.Line != tt.line) {
+				t.Errorf("got %v (line %d key %q)", err, ce.Line, ce.Key)
+			}
+		})
+	}
+}
