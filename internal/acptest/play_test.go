@@ -12,13 +12,6 @@ import (
 	"time"
 )
 
-// wire is one direction of a connection between two in-process players,
-// recording the order in which complete lines cross it.
-type wire struct {
-	w   *io.PipeWriter // the sender writes here
-	out *io.PipeReader // the receiver reads here
-}
-
 // journal records every line crossing either wire, in crossing order.
 type journal struct {
 	mu    sync.Mutex
