@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/permhost/permhost/internal/bundle"
+)
+
+func init() {
+	commands["bundle"] = command{summary: "create signing keys, sign and verify policy bundles", run: runBundle}
+}
+
+const bundleUsage = `usage:
+  permhost bundle keygen --out FILE          write a new ed25519 private key to FILE (0600), print its public key
+  permhost bundle sign --key FILE DIR        sign the bundle in DIR (writes DIR/bundle.sig)
+  permhost bundle verify [--key PUB]... DIR  check bundle.toml, the plugins' pins and, with keys, the signature
+  permhost bundle manifest DIR               print the canonical manifest that is signed
+
+A bundle is a directory with bundle.toml (name, revision, layer, plugins with
+sha256 pins and their config, tests). Keys are text: "ed25519:" and base64.`
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func runBundle(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(stderr, bundleUsage)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	fs := flag.NewFlagSet("bundle "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, bundleUsage) }
+	out := fs.String("out", "", "keygen: file for the private key")
+	var keys stringList
+	fs.Var(&keys, "key", "sign: private key file; verify: trusted public key (repeatable)")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "permhost bundle:", err)
+		return exitFail
+	}
+	needDir := func() (string, bool) {
+		if fs.NArg() != 1 {
+			fmt.Fprintf(stderr, "permhost bundle %s: want one bundle directory\n%s\n", args[0], bundleUsage)
+			return "", false
+		}
+		return fs.Arg(0), true
+	}
+	switch args[0] {
+	case "keygen":
+		if *out == "" || fs.NArg() != 0 {
+			fmt.Fprintln(stderr, "permhost bundle keygen: --out FILE is required (the private key is never printed)")
+			return exitUsage
+		}
+		pub, priv, err := bundle.GenerateKey()
+		if err != nil {
+			return fail(err)
+		}
+		f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return fail(err)
+		}
+		if _, err := fmt.Fprintln(f, priv); err != nil {
+			f.Close()
+			return fail(err)
+		}
+		if err := f.Close(); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintln(stdout, pub)
+		return exitOK
+	case "sign":
+		dir, ok := needDir()
+		if !ok || len(keys) != 1 {
+			if ok {
+				fmt.Fprintln(stderr, "permhost bundle sign: --key FILE (the private key) is required once")
+			}
+			return exitUsage
+		}
+		priv, err := os.ReadFile(keys[0])
+		if err != nil {
+			return fail(err)
+		}
+		if err := bundle.Sign(dir, string(priv)); err != nil {
+			return fail(err)
+		}
+		pub, _ := bundle.PublicKeyOf(string(priv))
+		fmt.Fprintf(stdout, "signed %s with %s\n", dir, pub)
+		return exitOK
+	case "verify":
+		dir, ok := needDir()
+		if !ok {
+			return exitUsage
+		}
+		b, err := bundle.Load(dir, keys, nil)
+		if err != nil {
+			return fail(err)
+		}
+		how := "unsigned check (no --key): bundle.toml and plugin pins only"
+		if len(keys) > 0 {
+			how = "signature verified"
+		}
+		fmt.Fprintf(stdout, "ok: bundle %s revision %d, layer %s, %d plugin(s), %d test file(s); %s\n", b.Name, b.Revision, b.Layer, len(b.Plugins), len(b.Tests), how)
+		return exitOK
+	case "manifest":
+		dir, ok := needDir()
+		if !ok {
+			return exitUsage
+		}
+		m, err := bundle.Manifest(dir)
+		if err != nil {
+			return fail(err)
+		}
+		stdout.Write(m)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "permhost bundle: unknown subcommand %q\n%s\n", args[0], bundleUsage)
+	return exitUsage
+}
