@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/sandbox"
 )
@@ -37,30 +39,54 @@ type Options struct {
 	// pipeline, and tests); they run with the configured ones, in layer
 	// order.
 	Members []host.Member
+	// BundleState is the file remembering accepted bundle revisions; ""
+	// means bundle.DefaultStatePath.
+	BundleState string
+	// ReloadEvery is how often bundles are checked for changes on disk;
+	// 0 means every second, negative never.
+	ReloadEvery time.Duration
+}
+
+// source is one group of chain members: the configuration's own plugins,
+// or one bundle.
+type source struct {
+	ref      *config.Bundle // nil for the configuration's plugins
+	manifest *config.BundleManifest
+	print    string // bundle fingerprint when loaded
+	members  []host.Member
+	plugins  []*host.Plugin
 }
 
 // Engine owns the loaded plugins, the chain and the decision log. It starts
 // loading plugins in the background at construction, so that a proxy can
-// forward initialize at once; decisions wait for the load.
+// forward initialize at once; decisions wait for the load. Bundles that
+// change on disk are reloaded; a failed reload keeps the last good one.
 type Engine struct {
-	cfg     *config.Config
-	via     string
-	home    string
-	log     *slog.Logger
-	dlog    *DecisionLog
-	ownsLog bool
-	now     func() time.Time
+	cfg      *config.Config
+	via      string
+	home     string
+	log      *slog.Logger
+	dlog     *DecisionLog
+	ownsLog  bool
+	now      func() time.Time
+	cacheDir string
+	extra    []host.Member
+	state    *bundle.State
 
-	ready   chan struct{}
-	chain   *host.Chain // set before ready closes
-	plugins []*host.Plugin
+	ready chan struct{}
+	chain atomic.Pointer[host.Chain] // set before ready closes
+
+	mu      sync.Mutex // guards sources and retired
+	sources []*source
+	retired []*host.Plugin
 
 	closeOnce sync.Once
 	cancel    context.CancelFunc
+	bg        sync.WaitGroup
 }
 
-// New validates opts, opens the decision log and starts loading plugins.
-// The engine must be closed.
+// New validates opts, opens the decision log, admits bundles (signatures,
+// revisions, pins) and starts loading plugins. The engine must be closed.
 func New(ctx context.Context, opts Options) (*Engine, error) {
 	cfg := opts.Config
 	if cfg == nil {
@@ -69,7 +95,8 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if _, err := host.NewChain(host.ChainOptions{Members: opts.Members}); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
-	e := &Engine{cfg: cfg, via: opts.Via, home: opts.Home, log: opts.Logger, now: opts.Now, ready: make(chan struct{})}
+	e := &Engine{cfg: cfg, via: opts.Via, home: opts.Home, log: opts.Logger, now: opts.Now,
+		cacheDir: opts.CacheDir, extra: opts.Members, ready: make(chan struct{})}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -82,6 +109,24 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if e.via == "" {
 		e.via = "proxy"
 	}
+	statePath := opts.BundleState
+	if statePath == "" && len(cfg.Bundles) > 0 {
+		p, err := bundle.DefaultStatePath()
+		if err != nil {
+			return nil, fmt.Errorf("policy: bundle state: %w", err)
+		}
+		statePath = p
+	}
+	e.state = bundle.OpenState(statePath)
+	e.sources = append(e.sources, &source{})
+	for i := range cfg.Bundles {
+		ref := &cfg.Bundles[i]
+		s, err := e.admit(ref)
+		if err != nil {
+			return nil, fmt.Errorf("%s: bundle[%d] %s: %w", cfg.File, i, ref.Path, err)
+		}
+		e.sources = append(e.sources, s)
+	}
 	e.dlog = opts.Log
 	if e.dlog == nil {
 		l, err := OpenDecisionLog(cfg.LogPath, e.log)
@@ -92,8 +137,29 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	loadCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	e.cancel = cancel
-	go e.load(loadCtx, opts.CacheDir, opts.Members)
+	e.bg.Add(1)
+	go func() {
+		defer e.bg.Done()
+		e.loadAll(loadCtx)
+		if len(cfg.Bundles) > 0 && opts.ReloadEvery >= 0 {
+			every := opts.ReloadEvery
+			if every == 0 {
+				every = time.Second
+			}
+			e.watch(loadCtx, every)
+		}
+	}()
 	return e, nil
+}
+
+// admit verifies a bundle and returns its (not yet loaded) source.
+func (e *Engine) admit(ref *config.Bundle) (*source, error) {
+	print := bundle.Fingerprint(ref.Path)
+	m, err := bundle.Load(ref.Path, ref.TrustedKeys, e.state)
+	if err != nil {
+		return nil, err
+	}
+	return &source{ref: ref, manifest: m, print: print}, nil
 }
 
 // failed stands in for a plugin that could not be loaded: every call fails
@@ -102,51 +168,131 @@ type failed struct{ err error }
 
 func (f failed) Call(context.Context, abi.Request) host.Result { return host.Result{Err: f.err} }
 
-func (e *Engine) load(ctx context.Context, cacheDir string, extra []host.Member) {
-	defer close(e.ready)
-	members := make([]host.Member, 0, len(e.cfg.Plugins)+len(extra))
-	type loaded struct {
-		p   *host.Plugin
-		err error
+// load loads the plugins of s. With strict set (a bundle reload), any load
+// failure fails the whole source so the last good one stays.
+func (e *Engine) load(ctx context.Context, s *source, strict bool) error {
+	pcs := e.cfg.Plugins
+	if s.manifest != nil {
+		pcs = s.manifest.Plugins
 	}
-	results := make([]loaded, len(e.cfg.Plugins))
+	results := make([]*host.Plugin, len(pcs))
+	errs := make([]error, len(pcs))
 	var wg sync.WaitGroup
-	for i, pc := range e.cfg.Plugins {
+	for i, pc := range pcs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := host.Load(ctx, host.Options{
+			results[i], errs[i] = host.Load(ctx, host.Options{
 				Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
 				Limits:   sandbox.Limits{Timeout: pc.Timeout, MemoryBytes: pc.Memory},
-				CacheDir: cacheDir, Logger: e.log,
+				CacheDir: e.cacheDir, Logger: e.log,
 			})
-			results[i] = loaded{p, err}
 		}()
 	}
 	wg.Wait()
-	for i, pc := range e.cfg.Plugins {
+	if strict {
+		if err := errors.Join(errs...); err != nil {
+			for _, p := range results {
+				if p != nil {
+					p.Close(ctx)
+				}
+			}
+			return err
+		}
+	}
+	for i, pc := range pcs {
 		m := host.Member{Name: pc.Name, Layer: pc.Layer, Policy: host.FailurePolicy(pc.FailurePolicy)}
-		if r := results[i]; r.err != nil {
-			e.log.Error("plugin failed to load; its failure policy applies to every request", "plugin", pc.Name, "policy", pc.FailurePolicy, "err", r.err)
-			m.Plugin = failed{r.err}
+		if errs[i] != nil {
+			e.log.Error("plugin failed to load; its failure policy applies to every request", "plugin", pc.Name, "policy", pc.FailurePolicy, "err", errs[i])
+			m.Plugin = failed{errs[i]}
 		} else {
-			e.plugins = append(e.plugins, r.p)
-			m.Plugin, m.Version, m.SHA256 = r.p, r.p.Info().Version, r.p.SHA256()
+			p := results[i]
+			s.plugins = append(s.plugins, p)
+			m.Plugin, m.Version, m.SHA256 = p, p.Info().Version, p.SHA256()
 			e.log.Debug("plugin loaded", "plugin", pc.Name, "version", m.Version, "sha256", m.SHA256)
 		}
-		members = append(members, m)
+		s.members = append(s.members, m)
 	}
-	members = append(members, extra...)
+	return nil
+}
+
+func (e *Engine) loadAll(ctx context.Context) {
+	defer close(e.ready)
+	var wg sync.WaitGroup
+	for _, s := range e.sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.load(ctx, s, false)
+		}()
+	}
+	wg.Wait()
+	e.rebuild()
+}
+
+// rebuild makes the chain from the current sources.
+func (e *Engine) rebuild() {
+	e.mu.Lock()
+	var members []host.Member
+	for _, s := range e.sources {
+		members = append(members, s.members...)
+	}
+	e.mu.Unlock()
+	members = append(members, e.extra...)
 	chain, err := host.NewChain(host.ChainOptions{Members: members, Logger: e.log, Now: e.now})
 	if err != nil {
-		// The configuration was validated; only Options.Members can be
-		// wrong here. Fail closed: every decision falls back.
+		// The configuration and Options.Members were validated; fail closed
+		// all the same: every decision falls back.
 		e.log.Error("plugin chain refused", "err", err)
 		chain, _ = host.NewChain(host.ChainOptions{Members: []host.Member{{
 			Name: "chain", Layer: host.LayerAdmin, Policy: host.FailClosed, Plugin: failed{err},
 		}}})
 	}
-	e.chain = chain
+	e.chain.Store(chain)
+}
+
+// watch reloads bundles whose files change.
+func (e *Engine) watch(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for i := 1; i < len(e.sources); i++ {
+			e.mu.Lock()
+			old := e.sources[i]
+			e.mu.Unlock()
+			if bundle.Fingerprint(old.ref.Path) == old.print {
+				continue
+			}
+			e.reload(ctx, i, old)
+		}
+	}
+}
+
+// reload replaces bundle source i, keeping the old one when anything fails.
+func (e *Engine) reload(ctx context.Context, i int, old *source) {
+	s, err := e.admit(old.ref)
+	if err == nil {
+		err = e.load(ctx, s, true)
+	}
+	if err != nil {
+		// Remember the failed state so the same broken files are not
+		// retried every tick; a further change is retried.
+		old.print = bundle.Fingerprint(old.ref.Path)
+		e.log.Error("bundle reload failed; keeping the last good revision",
+			"bundle", old.manifest.Name, "revision", old.manifest.Revision, "path", old.ref.Path, "err", err)
+		return
+	}
+	e.mu.Lock()
+	e.sources[i] = s
+	e.retired = append(e.retired, old.plugins...)
+	e.mu.Unlock()
+	e.rebuild()
+	e.log.Info("bundle reloaded", "bundle", s.manifest.Name, "from", old.manifest.Revision, "to", s.manifest.Revision, "plugins", len(s.plugins))
 }
 
 // Ready is closed once every plugin has loaded or failed to.
@@ -155,6 +301,19 @@ func (e *Engine) Ready() <-chan struct{} { return e.ready }
 // Config is the engine's configuration.
 func (e *Engine) Config() *config.Config { return e.cfg }
 
+// Bundles reports the name and revision of each bundle in use.
+func (e *Engine) Bundles() map[string]int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := map[string]int64{}
+	for _, s := range e.sources {
+		if s.manifest != nil {
+			out[s.manifest.Name] = s.manifest.Revision
+		}
+	}
+	return out
+}
+
 // Run runs the chain on req once the plugins are loaded.
 func (e *Engine) Run(ctx context.Context, req abi.Request) host.Verdict {
 	select {
@@ -162,17 +321,23 @@ func (e *Engine) Run(ctx context.Context, req abi.Request) host.Verdict {
 	case <-ctx.Done():
 		return host.Verdict{Outcome: abi.OutcomeCancel, Reason: "cancelled while plugins loaded"}
 	}
-	return e.chain.Run(ctx, req)
+	return e.chain.Load().Run(ctx, req)
 }
 
-// Close stops loading, closes the plugins and flushes the decision log. It
-// is idempotent.
+// Close stops loading and reloading, closes the plugins and flushes the
+// decision log. It is idempotent.
 func (e *Engine) Close(ctx context.Context) error {
 	var errs []error
 	e.closeOnce.Do(func() {
 		e.cancel()
-		<-e.ready
-		for _, p := range e.plugins {
+		e.bg.Wait()
+		e.mu.Lock()
+		plugins := e.retired
+		for _, s := range e.sources {
+			plugins = append(plugins, s.plugins...)
+		}
+		e.mu.Unlock()
+		for _, p := range plugins {
 			errs = append(errs, p.Close(ctx))
 		}
 		if e.ownsLog {

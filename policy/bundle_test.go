@@ -1,0 +1,130 @@
+package policy_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/bundle"
+	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/policy"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func writeBundle(t *testing.T, dir string, rev int, wasm []byte, pin []byte) {
+	t.Helper()
+	sum := sha256.Sum256(pin)
+	toml := fmt.Sprintf("name = \"acme\"\nrevision = %d\nlayer = \"admin\"\n[[plugin]]\nname = \"good\"\npath = \"good.wasm\"\nsha256 = \"%s\"\n", rev, hex.EncodeToString(sum[:]))
+	if err := os.WriteFile(filepath.Join(dir, "good.wasm"), wasm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bundle.toml"), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestBundleHotReloadKeepsLastGood(t *testing.T) {
+	wasm, err := os.ReadFile("../testdata/wasm/good.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeBundle(t, dir, 1, wasm, wasm)
+	pub, priv, _ := bundle.GenerateKey()
+	if err := bundle.Sign(dir, priv); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Strategy: "sequential", Bundles: []config.Bundle{{Path: dir, TrustedKeys: []string{pub}}}}
+	logs := &syncBuffer{}
+	e, err := policy.New(context.Background(), policy.Options{
+		Config: cfg, CacheDir: "off", BundleState: filepath.Join(t.TempDir(), "state.json"),
+		ReloadEvery: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	<-e.Ready()
+	v := e.Run(context.Background(), abi.Request{Options: []abi.Option{{OptionID: "a", Kind: "allow_once"}}})
+	if len(v.Votes) != 1 || v.Votes[0].Plugin != "acme/good" || v.Votes[0].Layer != "admin" || v.Votes[0].Err != nil {
+		t.Fatalf("votes = %+v", v.Votes)
+	}
+
+	// Revision 2 with one byte changed in the plugin: the signature fails.
+	tampered := bytes.Clone(wasm)
+	tampered[len(tampered)-1] ^= 1
+	writeBundle(t, dir, 2, tampered, tampered)
+	waitFor(t, "the failed reload to be logged", func() bool { return strings.Contains(logs.String(), "bundle reload failed") })
+	if got := e.Bundles()["acme"]; got != 1 {
+		t.Fatalf("revision in use = %d after a failed reload", got)
+	}
+	if v := e.Run(context.Background(), abi.Request{}); len(v.Votes) != 1 || v.Votes[0].Err != nil {
+		t.Fatalf("last good bundle not in use: %+v", v.Votes)
+	}
+
+	// Revision 2 properly signed: reloaded.
+	writeBundle(t, dir, 2, wasm, wasm)
+	if err := bundle.Sign(dir, priv); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "revision 2", func() bool { return e.Bundles()["acme"] == 2 })
+
+	// Back to revision 1, signed: a rollback, refused, 2 stays.
+	writeBundle(t, dir, 1, wasm, wasm)
+	if err := bundle.Sign(dir, priv); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the rollback to be refused", func() bool { return strings.Contains(logs.String(), "lower than one already accepted") })
+	if got := e.Bundles()["acme"]; got != 2 {
+		t.Fatalf("revision in use = %d after a rollback", got)
+	}
+}
+
+func TestBundleMustVerifyAtStart(t *testing.T) {
+	wasm, _ := os.ReadFile("../testdata/wasm/good.wasm")
+	dir := t.TempDir()
+	writeBundle(t, dir, 1, wasm, wasm)
+	pub, _, _ := bundle.GenerateKey()
+	cfg := &config.Config{File: "permhost.toml", Bundles: []config.Bundle{{Path: dir, TrustedKeys: []string{pub}}}}
+	_, err := policy.New(context.Background(), policy.Options{Config: cfg, BundleState: filepath.Join(t.TempDir(), "s.json")})
+	if err == nil || !strings.Contains(err.Error(), "not signed") || !strings.Contains(err.Error(), "bundle[0]") {
+		t.Fatalf("unsigned bundle with keys configured: %v", err)
+	}
+}
