@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
@@ -42,6 +44,10 @@ type instance struct {
 	varBytes int
 
 	collectLogs bool
+	// logMu guards the logs: the caller takes them from an abandoned call
+	// while the guest may still be logging.
+	logMu       sync.Mutex
+	logsSealed  bool
 	logs        []Log
 	logBytes    int
 	logDropped  int
@@ -50,6 +56,15 @@ type instance struct {
 
 	// stopping is set when Close stops this instance mid-call.
 	stopping atomic.Bool
+
+	// The instance's goroutine: run sends on work and waits for done.
+	work      chan struct{}
+	done      chan struct{}
+	timer     *time.Timer
+	fn        api.Function // what the next work runs
+	callErr   error
+	stopErr   error
+	abandoned atomic.Bool
 }
 
 // inputBuffer is the encoded request; an io.Writer for the instance's
@@ -89,6 +104,10 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, *Error) {
 		return nil, p.fail(KindLoad, fmt.Errorf("instantiate: %w", err))
 	}
 	inst.mod = mod
+	inst.work, inst.done = make(chan struct{}), make(chan struct{}, 1)
+	inst.timer = time.NewTimer(time.Hour)
+	inst.timer.Stop()
+	go inst.serve()
 	check := func(name string, required bool, results ...api.ValueType) (api.Function, *Error) {
 		f := mod.ExportedFunction(name)
 		if f == nil {
@@ -143,7 +162,13 @@ func signature(params, results []api.ValueType) string {
 	return names(params) + "->" + names(results)
 }
 
+// close closes an instance that is not running; an abandoned one is closed
+// by its own goroutine instead.
 func (inst *instance) close() {
+	if inst.abandoned.Load() {
+		return
+	}
+	close(inst.work)
 	// The caller's context may be done already; closing must still happen.
 	_ = inst.mod.Close(context.Background())
 }
@@ -169,34 +194,47 @@ func (inst *instance) begin(collectLogs bool) {
 	inst.vars, inst.varBytes = inst.vars[:0], 0
 	inst.collectLogs = collectLogs
 	inst.logs, inst.logBytes, inst.logDropped, inst.logOpen = inst.logs[:0], 0, 0, false
+	inst.logsSealed = false
 	inst.outOfMemory = false
 }
+
+// deadlineGrace is how long past its deadline a caller waits for a guest
+// that has not stopped yet (stuck inside wazero's own code, such as a stack
+// or memory copy, where no deadline check runs) before it returns without
+// it.
+const deadlineGrace = time.Millisecond
 
 // run calls fn (and _initialize first, on a fresh instance) under the
 // plugin's deadline. The output aliases the arena: it is valid until the
 // next call on inst.
+//
+// The guest runs on the instance's own goroutine, so that the caller gets
+// its answer at the deadline whatever the guest is doing; a guest that has
+// not stopped by then is abandoned: the instance is closed by its goroutine
+// once the guest reaches its next deadline check.
 func (inst *instance) run(ctx context.Context, fn api.Function) ([]byte, *Error) {
 	p := inst.plugin
 	if err := ctx.Err(); err != nil {
 		return nil, p.fail(KindCancelled, err)
 	}
 	inst.cc.Context = ctx
-	w := sandbox.Watch(&inst.cc, inst.mod, p.limits.Timeout)
-	var err error
-	if !inst.initialized {
-		// _initialize shares the call's deadline: a decision never waits
-		// longer because the pool had to grow.
-		if err = inst.initialize.CallWithStack(&inst.cc, inst.stack[:0]); err == nil {
-			inst.initialized = true
-		}
+	inst.fn = fn
+	inst.work <- struct{}{}
+	inst.timer.Reset(p.limits.Timeout + deadlineGrace)
+	select {
+	case <-inst.done:
+		inst.timer.Stop()
+	case <-inst.timer.C:
+		inst.abandon()
+		return nil, p.fail(KindTimeout, fmt.Errorf("abandoned at the %v deadline", p.limits.Timeout))
+	case <-ctx.Done():
+		inst.timer.Stop()
+		inst.abandon()
+		return nil, p.fail(KindCancelled, ctx.Err())
 	}
-	if err == nil {
-		err = fn.CallWithStack(&inst.cc, inst.stack)
-	}
-	stopErr := w.Stop()
 	inst.cc.Context = nil
-	inst.flushLogs()
-	if e := inst.failure(err, stopErr); e != nil {
+	inst.sealLogs()
+	if e := inst.failure(inst.callErr, inst.stopErr); e != nil {
 		return nil, e
 	}
 	if rc := int32(inst.stack[0]); rc != 0 || inst.errSet {
@@ -216,6 +254,48 @@ func (inst *instance) run(ctx context.Context, fn api.Function) ([]byte, *Error)
 		return nil, nil
 	}
 	return inst.arena.mem[inst.outOff : inst.outOff+inst.outLen], nil
+}
+
+// serve runs the instance's calls until work is closed.
+func (inst *instance) serve() {
+	for range inst.work {
+		inst.invoke()
+		inst.done <- struct{}{}
+	}
+	if inst.abandoned.Load() {
+		_ = inst.mod.Close(context.Background())
+		inst.plugin.retire()
+	}
+}
+
+// invoke is one call on the instance's goroutine.
+func (inst *instance) invoke() {
+	w := sandbox.Watch(&inst.cc, inst.mod, inst.plugin.limits.Timeout)
+	var err error
+	if !inst.initialized {
+		// _initialize shares the call's deadline: a decision never waits
+		// longer because the pool had to grow.
+		if err = inst.initialize.CallWithStack(&inst.cc, inst.stack[:0]); err == nil {
+			inst.initialized = true
+		}
+	}
+	if err == nil {
+		err = inst.fn.CallWithStack(&inst.cc, inst.stack)
+	}
+	inst.callErr, inst.stopErr = err, w.Stop()
+}
+
+// abandon gives up on a running call: the instance's goroutine closes it
+// when the guest stops, and the plugin waits for that before it frees the
+// runtime.
+func (inst *instance) abandon() {
+	p := inst.plugin
+	p.mu.Lock()
+	p.pending++
+	p.mu.Unlock()
+	inst.abandoned.Store(true)
+	inst.sealLogs()
+	close(inst.work)
 }
 
 // failure classifies how a call ended; nil when it returned normally.
@@ -277,6 +357,14 @@ func (e *trapError) Unwrap() error { return e.err }
 
 // log records one Extism log call.
 func (inst *instance) log(level string, msg []byte) {
+	if !inst.collectLogs && inst.plugin.logger == nil {
+		return
+	}
+	inst.logMu.Lock()
+	defer inst.logMu.Unlock()
+	if inst.logsSealed {
+		return
+	}
 	inst.logOpen = false
 	inst.appendLog(level, msg)
 }
@@ -285,6 +373,11 @@ func (inst *instance) log(level string, msg []byte) {
 // ends so that one message is one log entry.
 func (inst *instance) stream(level string, p []byte) {
 	if !inst.collectLogs && inst.plugin.logger == nil {
+		return
+	}
+	inst.logMu.Lock()
+	defer inst.logMu.Unlock()
+	if inst.logsSealed {
 		return
 	}
 	if inst.logOpen && len(inst.logs) > 0 && inst.logs[len(inst.logs)-1].Level == level {
@@ -300,10 +393,8 @@ func (inst *instance) stream(level string, p []byte) {
 	inst.logOpen = len(p) > 0 && p[len(p)-1] != '\n'
 }
 
+// appendLog adds an entry; logMu is held.
 func (inst *instance) appendLog(level string, msg []byte) {
-	if !inst.collectLogs && inst.plugin.logger == nil {
-		return
-	}
 	room := inst.plugin.limits.MaxLogBytes - inst.logBytes
 	if room <= 0 {
 		inst.logDropped += len(msg)
@@ -315,8 +406,12 @@ func (inst *instance) appendLog(level string, msg []byte) {
 	inst.logDropped += len(msg) - take
 }
 
-// flushLogs tidies the call's logs and hands them to the plugin's logger.
-func (inst *instance) flushLogs() {
+// sealLogs ends the call's logs: later writes are dropped, the entries
+// are tidied and handed to the plugin's logger.
+func (inst *instance) sealLogs() {
+	inst.logMu.Lock()
+	defer inst.logMu.Unlock()
+	inst.logsSealed = true
 	for i := range inst.logs {
 		l := &inst.logs[i]
 		if l.Level == "stdout" || l.Level == "stderr" {

@@ -368,8 +368,13 @@ var kernelFunctions = []struct {
 func logFunc(level string) api.GoModuleFunc {
 	return func(ctx context.Context, _ api.Module, s []uint64) {
 		inst := running(ctx)
-		inst.log(level, inst.blockOrFault("log_"+level, s[0]))
-		inst.arena.free(s[0])
+		// Like Extism, the block is freed once logged, so that a plugin
+		// logging in a loop does not fill its arena; and like Extism, a log
+		// of an offset that is no block (a freed one, say) logs nothing.
+		if msg, ok := inst.arena.bytes(s[0]); ok {
+			inst.log(level, msg)
+			inst.arena.free(s[0])
+		}
 	}
 }
 

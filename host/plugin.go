@@ -76,7 +76,7 @@ type Plugin struct {
 	mu       sync.Mutex
 	idle     []*instance
 	busy     map[*instance]struct{}
-	pending  int // instances being instantiated
+	pending  int // instances being instantiated, or abandoned mid-call
 	closed   bool
 	released chan struct{} // closed once the runtime is closed
 }
@@ -358,12 +358,24 @@ func (p *Plugin) decideOn(ctx context.Context, inst *instance, req *abi.Request,
 	if e != nil {
 		return abi.Decision{}, e
 	}
+	d, err := decodeDecision(out, req.Options)
+	if err != nil {
+		return abi.Decision{}, p.fail(KindBadOutput, err)
+	}
+	return d, nil
+}
+
+// decodeDecision parses a plugin's output and checks it against the offered
+// options. Unknown fields are ignored, so that a plugin built for a newer
+// minor of the Decision can still be read; wrongly typed fields, trailing
+// data and unknown outcomes are errors.
+func decodeDecision(out []byte, options []abi.Option) (abi.Decision, error) {
 	var d abi.Decision
 	if err := json.Unmarshal(out, &d); err != nil {
-		return abi.Decision{}, p.fail(KindBadOutput, fmt.Errorf("output %.120q: %v", out, err))
+		return abi.Decision{}, fmt.Errorf("output %.120q: %v", out, err)
 	}
-	if err := d.Validate(req.Options); err != nil {
-		return abi.Decision{}, p.fail(KindBadOutput, err)
+	if err := d.Validate(options); err != nil {
+		return abi.Decision{}, err
 	}
 	return d, nil
 }
@@ -406,6 +418,17 @@ func (p *Plugin) acquire(ctx context.Context) (*instance, *Error) {
 		p.release()
 	}
 	return inst, e
+}
+
+// retire is called by an abandoned instance's goroutine once it is closed.
+func (p *Plugin) retire() {
+	p.mu.Lock()
+	p.pending--
+	last := p.closed && p.idleOfWork()
+	p.mu.Unlock()
+	if last {
+		p.release()
+	}
 }
 
 // idleOfWork reports whether no call runs and no instance is being made;

@@ -7,6 +7,7 @@
 ;;   ERRSET! error_set("echo: asked to fail") and return 1
 ;;   LOG!    log_info("echo: logged") before answering
 ;;   VAR!    var_set("k","v1") then var_get("k"): the reason is the value
+;;   PEEK!   var_get("k"): the reason is the value, or "-" if none
 ;;   CONFIG! config_get("mode"): the reason is the value, or "-" if none
 ;;   NET!    http_request, which must fail
 ;;   SPIN!   loop forever
@@ -49,6 +50,7 @@
   (data (i32.const 224) "mode")
   (data (i32.const 232) "-")
   (data (i32.const 240) "{\"url\":\"http://example.com\"}")
+  (data (i32.const 272) "PEEK!")
 
   ;; The input is copied to $in (4096); the answer is built at $out (2048).
   (global $in i32 (i32.const 4096))
@@ -184,6 +186,15 @@
         (call $var_set (call $cstr (i32.const 208)) (call $cstr (i32.const 216)))
         (local.set $l (call $load (call $var_get (call $cstr (i32.const 208))) (i32.add (i32.const 2048) (global.get $len))))
         (global.set $len (i32.add (global.get $len) (local.get $l)))
+        (return (call $finish))))
+    (if (i32.ge_s (call $find (i32.const 272)) (i32.const 0))
+      (then
+        (local.set $b (call $var_get (call $cstr (i32.const 208))))
+        (if (i64.eqz (local.get $b))
+          (then (call $append (i32.const 232)))
+          (else
+            (local.set $l (call $load (local.get $b) (i32.add (i32.const 2048) (global.get $len))))
+            (global.set $len (i32.add (global.get $len) (local.get $l)))))
         (return (call $finish))))
     (if (i32.ge_s (call $find (i32.const 128)) (i32.const 0))
       (then
