@@ -12,8 +12,9 @@ import (
 )
 
 // errConfig is wrapped by every configuration error, so that a test (and a
-// reader of the decision log) can tell a bad config from a bad request.
-var errConfig = errors.New("team-rules: bad config")
+// reader of the decision log) can tell a bad config from a bad request. The
+// pdk prefixes the plugin's name.
+var errConfig = errors.New("bad config")
 
 // config is the plugin's [plugin.config] after validation.
 type config struct {
@@ -39,8 +40,8 @@ type rule struct {
 // rawConfig and rawRule are the JSON form. Unknown keys are refused so that a
 // typo ("comand") is an error instead of a rule that silently matches more.
 type rawConfig struct {
-	Home  string    `json:"home"`
-	Rules []rawRule `json:"rules"`
+	Home  string            `json:"home"`
+	Rules []json.RawMessage `json:"rules"`
 }
 
 type rawRule struct {
@@ -68,13 +69,8 @@ func parseConfig(raw json.RawMessage) (config, error) {
 		return c, nil
 	}
 	var rc rawConfig
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rc); err != nil {
+	if err := decodeStrict(raw, &rc); err != nil {
 		return c, fmt.Errorf("%w: %v", errConfig, err)
-	}
-	if dec.More() {
-		return c, fmt.Errorf("%w: trailing data after the config object", errConfig)
 	}
 	if rc.Home != "" {
 		if !path.IsAbs(rc.Home) {
@@ -82,7 +78,11 @@ func parseConfig(raw json.RawMessage) (config, error) {
 		}
 		c.home = path.Clean(rc.Home)
 	}
-	for i, rr := range rc.Rules {
+	for i, raw := range rc.Rules {
+		var rr rawRule
+		if err := decodeStrict(raw, &rr); err != nil {
+			return config{}, fmt.Errorf("%w: rules[%d]: %v", errConfig, i, err)
+		}
 		r, err := rr.validate(i, c.home)
 		if err != nil {
 			return config{}, fmt.Errorf("%w: rules[%d]: %v", errConfig, i, err)
@@ -90,6 +90,20 @@ func parseConfig(raw json.RawMessage) (config, error) {
 		c.rules = append(c.rules, r)
 	}
 	return c, nil
+}
+
+// decodeStrict decodes one JSON value into v, refusing unknown keys and
+// trailing data.
+func decodeStrict(raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the config object")
+	}
+	return nil
 }
 
 func (rr rawRule) validate(index int, home string) (rule, error) {

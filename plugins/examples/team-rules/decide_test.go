@@ -221,7 +221,7 @@ func TestDecideNoConfig(t *testing.T) {
 func TestParseConfigErrors(t *testing.T) {
 	tests := []struct{ config, want string }{
 		{`[]`, "cannot unmarshal"},
-		{`{"rules": [{"action": "allow", "comand": ["npm"]}]}`, `unknown field "comand"`},
+		{`{"rules": [{"action": "allow", "comand": ["npm"]}]}`, `rules[0]: json: unknown field "comand"`},
 		{`{"rule": []}`, `unknown field "rule"`},
 		{`{"rules": [{"kind": "edit"}]}`, "rules[0]: action is missing"},
 		{`{"rules": [{"action": "deny", "kind": "edit"}]}`, `rules[0]: action "deny"`},
