@@ -1,0 +1,94 @@
+package shell
+
+import (
+	"bytes"
+	"encoding/json"
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/permhost/permhost/abi"
+)
+
+// input is the part of a rawInput (or of a v2 permission subject of type
+// "command") that names a command.
+type input struct {
+	Command json.RawMessage `json:"command"`
+	Cwd     *string         `json:"cwd"`
+}
+
+// Analyze finds the command in a tool call's rawInput and analyses it.
+// claude-agent-acp sends {"command": "script"}; codex-acp sends
+// {"command": ["/bin/bash", "-lc", "script"], "cwd": "/dir"}; a v2
+// subject {"type":"command","command":...,"cwd":...} has the same keys.
+// An argv that does not run a shell is analysed as that argv. A rawInput
+// cwd, when absolute, replaces cwd. home, when not empty, expands "~".
+// Analyze returns nil, nil when there is no command.
+func Analyze(rawInput json.RawMessage, cwd, home string) (*abi.Shell, []abi.Path) {
+	raw := bytes.TrimSpace(rawInput)
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, nil
+	}
+	var in input
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, nil
+	}
+	cmd := bytes.TrimSpace(in.Command)
+	if len(cmd) == 0 || bytes.Equal(cmd, []byte("null")) {
+		return nil, nil
+	}
+	if in.Cwd != nil && path.IsAbs(*in.Cwd) {
+		cwd = *in.Cwd
+	}
+	var script string
+	if err := json.Unmarshal(cmd, &script); err == nil {
+		return AnalyzeScript(script, cwd, home)
+	}
+	var argv []string
+	if err := json.Unmarshal(cmd, &argv); err == nil {
+		return AnalyzeArgv(argv, cwd, home)
+	}
+	return &abi.Shell{
+		Source:   string(cmd),
+		Parsed:   false,
+		Reason:   "command is neither a string nor an array of strings",
+		Commands: []abi.Command{},
+	}, nil
+}
+
+// AnalyzeScript analyses a bash script run in cwd.
+func AnalyzeScript(src, cwd, home string) (*abi.Shell, []abi.Path) {
+	a := newAnalyzer(cwd, home)
+	a.script(src, frame{}, syntax.LangBash)
+	return a.result(src)
+}
+
+// AnalyzeArgv analyses a command given as an argv, as exec would run it:
+// no shell parses it, but wrappers (bash -c among them) are unwrapped.
+func AnalyzeArgv(argv []string, cwd, home string) (*abi.Shell, []abi.Path) {
+	a := newAnalyzer(cwd, home)
+	src := quoteArgv(argv)
+	if len(argv) == 0 {
+		a.fail("empty argv")
+	} else {
+		words := make([]word, len(argv))
+		for i, s := range argv {
+			words[i] = word{text: s}
+		}
+		a.command(words, nil, nil, frame{})
+	}
+	return a.result(src)
+}
+
+func quoteArgv(argv []string) string {
+	q := make([]string, len(argv))
+	for i, s := range argv {
+		if t, err := syntax.Quote(s, syntax.LangBash); err == nil {
+			q[i] = t
+		} else {
+			q[i] = s
+		}
+	}
+	return strings.Join(q, " ")
+}
