@@ -1,0 +1,197 @@
+package examples_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	extism "github.com/extism/go-sdk"
+
+	"github.com/permhost/permhost/abi"
+)
+
+// readReq is a read or search the way claude-agent-acp or codex-acp asks it,
+// with the paths permhost resolved.
+func readReq(kind string, paths ...abi.Path) abi.Request {
+	return abi.Request{
+		ABI:        abi.Current,
+		DecisionID: "read",
+		Session:    abi.Session{ID: "s", Cwd: "/home/dev/project"},
+		ToolCall:   abi.ToolCall{ID: "toolu_05", Title: "Read", Kind: kind, ToolName: "Read"},
+		Options: []abi.Option{
+			{OptionID: "allow_always", Name: "Always Allow", Kind: abi.OptionAllowAlways, Durable: true},
+			{OptionID: "allow", Name: "Allow", Kind: abi.OptionAllowOnce},
+			{OptionID: "reject", Name: "Reject", Kind: abi.OptionRejectOnce},
+		},
+		Paths: paths,
+	}
+}
+
+func readPath(p string, inside bool) abi.Path {
+	return abi.Path{Path: p, Access: abi.AccessRead, InsideCwd: inside, Source: "location"}
+}
+
+// TestReadonlyAS runs the AssemblyScript plugin through the real host: it
+// allows once a read or search of paths inside the cwd, and abstains on
+// everything else.
+func TestReadonlyAS(t *testing.T) {
+	plugin := loadExample(t, "readonly-as")
+	if info := plugin.Info(); info.Name != "readonly-as" || plugin.ABI() != abi.Current {
+		t.Errorf("describe = %+v, abi %v", info, plugin.ABI())
+	}
+
+	claude := transcriptRequests(t, "claude-allow.jsonl")
+	sdkEdit := transcriptRequests(t, "sdk-example-allow.jsonl")[0]
+	codex := codexExec("cat README.md", parsedShell("cat README.md", argv("cat", "README.md")))
+	codex.ToolCall.Kind = abi.KindRead // a shell command dressed as a read
+	codex.Paths = []abi.Path{readPath("/home/dev/project/README.md", true)}
+	noAllowOnce := readReq(abi.KindRead, readPath("/home/dev/project/a", true))
+	noAllowOnce.Options = noAllowOnce.Options[:1]
+	noCwd := readReq(abi.KindRead, readPath("/home/dev/project/a", true))
+	noCwd.Session.Cwd = ""
+	unicode := readReq(abi.KindRead, readPath("/home/dev/project/données/é.md", true))
+
+	tests := []struct {
+		name     string
+		req      abi.Request
+		outcome  abi.Outcome
+		optionID string
+		reason   string
+	}{
+		{"read inside cwd", readReq(abi.KindRead, readPath("/home/dev/project/src/main.go", true)),
+			abi.OutcomeAllow, "allow", "readonly-as: read of 1 path inside /home/dev/project"},
+		{"search of two paths", readReq(abi.KindSearch, readPath("/home/dev/project", true), readPath("/home/dev/project/docs/a.md", true)),
+			abi.OutcomeAllow, "allow", "search of 2 paths"},
+		{"non-ASCII path and reason", unicode, abi.OutcomeAllow, "allow", "inside /home/dev/project"},
+		{"read outside cwd", readReq(abi.KindRead, readPath("/etc/passwd", false)), abi.OutcomeAbstain, "", "/etc/passwd is outside"},
+		{"sibling with the cwd as prefix", readReq(abi.KindRead, readPath("/home/dev/project-secrets/k", true)), abi.OutcomeAbstain, "", "outside"},
+		{"dot-dot segment", readReq(abi.KindRead, readPath("/home/dev/project/../.ssh/id_rsa", true)), abi.OutcomeAbstain, "", "outside"},
+		{"one path outside", readReq(abi.KindRead, readPath("/home/dev/project/a", true), readPath("/home/dev/.aws/credentials", false)), abi.OutcomeAbstain, "", "credentials is outside"},
+		{"no paths", readReq(abi.KindRead), abi.OutcomeAbstain, "", "names no path"},
+		{"write access", readReq(abi.KindRead, abi.Path{Path: "/home/dev/project/a", Access: abi.AccessWrite, InsideCwd: true}), abi.OutcomeAbstain, "", "not only read"},
+		{"no allow_once offered", noAllowOnce, abi.OutcomeAbstain, "", "no allow_once option"},
+		{"cwd unknown", noCwd, abi.OutcomeAbstain, "", "cwd is unknown"},
+		{"shell command", codex, abi.OutcomeAbstain, "", "shell command"},
+		{"claude Bash", claude[0], abi.OutcomeAbstain, "", "not a read or search"},
+		{"claude Write inside cwd", claude[1], abi.OutcomeAbstain, "", "not a read or search"},
+		{"sdk example edit", sdkEdit, abi.OutcomeAbstain, "", "not a read or search"},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := plugin.Decide(ctx, tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Outcome != tt.outcome || !strings.Contains(d.Reason, tt.reason) {
+				t.Fatalf("got %s %q, want %s with %q", d.Outcome, d.Reason, tt.outcome, tt.reason)
+			}
+			o, ok := d.Option(tt.req.Options)
+			if got := map[bool]string{true: o.OptionID}[ok]; got != tt.optionID {
+				t.Errorf("picks option %q, want %q", got, tt.optionID)
+			}
+		})
+	}
+
+	// The same instance keeps answering after many calls: AssemblyScript's
+	// garbage collector frees each call's garbage.
+	t.Run("many calls", func(t *testing.T) {
+		req := readReq(abi.KindRead, readPath("/home/dev/project/"+strings.Repeat("x", 4000), true))
+		for i := 0; i < 2000; i++ {
+			d, err := plugin.Decide(ctx, req)
+			if err != nil || d.Outcome != abi.OutcomeAllow {
+				t.Fatalf("call %d: %+v %v", i, d, err)
+			}
+		}
+	})
+}
+
+// The plugin is an ordinary Extism module: the stock Extism Go SDK runs it
+// too, and through it the plugin's JSON reader gets input the permhost host
+// would never send. Input it cannot read is a failure (non-zero return and
+// an error message), never a decision.
+func TestReadonlyASOnStockExtism(t *testing.T) {
+	ctx := context.Background()
+	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmFile{Path: exampleWasm(t, "readonly-as")}}}
+	p, err := extism.NewPlugin(ctx, manifest, extism.PluginConfig{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+
+	rc, out, err := p.Call(abi.ExportABI, nil)
+	var v abi.Version
+	if err != nil || rc != 0 || json.Unmarshal(out, &v) != nil || v != abi.Current {
+		t.Fatalf("permhost_abi = %d %s %v", rc, out, err)
+	}
+
+	good, _ := json.Marshal(readReq(abi.KindRead, readPath("/home/dev/project/a", true)))
+	tests := []struct {
+		name, input, want string
+	}{
+		{"valid", string(good), `"outcome":"allow"`},
+		{"escapes", `{"toolCall":{"kind":"re\u0061d"},"session":{"cwd":"\/home\/dev"},"paths":[{"path":"/home/dev/\u00e9\ud83d\ude00","access":"read","insideCwd":true}],"options":[{"kind":"allow_once"}]}`,
+			`"outcome":"allow"`},
+		{"duplicate key, last wins", `{"toolCall":{"kind":"read","kind":"edit"}}`, `not a read or search`},
+		{"leading zero", `{"x":01}`, "bad request JSON"},
+		{"trailing comma", `{"a":1,}`, "bad request JSON"},
+		{"truncated", `{"toolCall":{"kind":"read"`, "bad request JSON"},
+		{"bad escape", `{"a":"\x"}`, "bad request JSON"},
+		{"short unicode escape", `{"a":"\u12"}`, "bad request JSON"},
+		{"raw control character", "{\"a\":\"\n\"}", "bad request JSON"},
+		{"trailing data", `{} {}`, "bad request JSON"},
+		{"not an object", `[1,2]`, "not a JSON object"},
+		{"empty", ``, "bad request JSON"},
+		{"deep nesting", strings.Repeat("[", 100000), "nesting too deep"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rc, out, err := p.Call(abi.ExportDecide, []byte(tt.input))
+			got := string(out)
+			if err != nil {
+				got = err.Error()
+			}
+			if !strings.Contains(got, tt.want) {
+				t.Fatalf("rc %d, output %q, error %v; want %q", rc, out, err, tt.want)
+			}
+			if strings.Contains(tt.want, "JSON") && (rc == 0 || err == nil) {
+				t.Errorf("rc %d, err %v: want a failure", rc, err)
+			}
+		})
+	}
+}
+
+// The module imports only the Extism host module: AssemblyScript's env.abort
+// is replaced, and nothing else sneaks in.
+func TestReadonlyASImports(t *testing.T) {
+	path := exampleWasm(t, "readonly-as")
+	if _, err := exec.LookPath("wasm-objdump"); err != nil {
+		// host.Load has already refused any other import; this only adds
+		// the exact list.
+		t.Skip("wasm-objdump (wabt) not installed")
+	}
+	out, err := exec.Command("wasm-objdump", "-x", "-j", "Import", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("wasm-objdump: %v\n%s", err, out)
+	}
+	n := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		i := strings.Index(line, "<- ")
+		if i < 0 {
+			continue
+		}
+		n++
+		if !strings.HasPrefix(line[i+3:], "extism:host/env.") {
+			t.Errorf("unexpected import %s", line[i+3:])
+		}
+	}
+	if n == 0 {
+		t.Errorf("no imports found in:\n%s", out)
+	}
+	if fi, err := os.Stat(path); err == nil {
+		t.Logf("%s: %d bytes, %d imports", path, fi.Size(), n)
+	}
+}
