@@ -1,0 +1,260 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var updateEval = flag.Bool("update", false, "rewrite testdata/eval golden files")
+
+var durationField = regexp.MustCompile(`"durationUs": \d+`)
+
+// evalRequestJSON is a claude-agent-acp Bash request as eval reads it.
+const evalRequestJSON = `{
+  "decisionId": "d1",
+  "session": {"id": "sess-1", "cwd": "/home/dev/project", "mode": "default"},
+  "toolCall": {"id": "toolu_01", "title": "npm test", "kind": "execute",
+               "rawInput": {"command": "npm test"}, "toolName": "Bash"},
+  "options": [
+    {"optionId": "allow_always", "name": "Always Allow", "kind": "allow_always", "durable": true},
+    {"optionId": "allow", "name": "Allow", "kind": "allow_once", "durable": false},
+    {"optionId": "reject", "name": "Reject", "kind": "reject_once", "durable": false}
+  ]
+}`
+
+func wasmFixture(name string) string {
+	return filepath.Join("..", "..", "testdata", "wasm", name+".wasm")
+}
+
+// runEvalCmd runs "permhost eval ARGS" in-process with stdin as input.
+func runEvalCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), append([]string{"eval"}, args...), strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+	return p
+}
+
+// TestEvalGolden checks eval's whole output against testdata/eval, with
+// durationUs zeroed.
+func TestEvalGolden(t *testing.T) {
+	reqFile := writeFile(t, "req.json", evalRequestJSON)
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+	}{
+		{"good", []string{"--plugin", wasmFixture("good"), reqFile}, exitOK},
+		{"wasi_path_open", []string{"--plugin", wasmFixture("wasi_path_open"), reqFile}, exitOK},
+		{"unknown_outcome", []string{"--plugin", wasmFixture("unknown_outcome"), reqFile}, exitPluginFailed},
+		{"select_not_offered", []string{"--plugin", wasmFixture("select_not_offered"), reqFile}, exitPluginFailed},
+		{"unreachable", []string{"--plugin", wasmFixture("unreachable"), reqFile}, exitPluginFailed},
+		{"forbidden_import", []string{"--plugin", wasmFixture("forbidden_import"), reqFile}, exitPluginFailed},
+		{"abi_major", []string{"--plugin", wasmFixture("abi_major"), reqFile}, exitPluginFailed},
+		{"memory_grow", []string{"--plugin", wasmFixture("memory_grow"), "--memory", "2MiB", "--timeout", "2s", reqFile}, exitPluginFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runEvalCmd(t, "", append(tt.args, "--cache-dir", "off")...)
+			assert.Equal(t, tt.wantCode, code, "stderr: %s", stderr)
+			assert.Empty(t, stderr)
+
+			require.True(t, json.Valid([]byte(stdout)), "stdout: %s", stdout)
+			require.Regexp(t, durationField, stdout)
+			norm := durationField.ReplaceAllString(stdout, `"durationUs": 0`)
+
+			golden := filepath.Join("testdata", "eval", tt.name+".golden")
+			if *updateEval {
+				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+				require.NoError(t, os.WriteFile(golden, []byte(norm), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "run with -update to create it")
+			assert.Equal(t, string(want), norm)
+		})
+	}
+}
+
+func TestEvalResult(t *testing.T) {
+	good, err := os.ReadFile(wasmFixture("good"))
+	require.NoError(t, err)
+	sum := sha256.Sum256(good)
+	goodPin := hex.EncodeToString(sum[:])
+	garbage := writeFile(t, "garbage.wasm", "not a module")
+
+	tests := []struct {
+		name     string
+		stdin    string
+		args     []string
+		wantCode int
+		wantKind string // "" for a decision
+	}{
+		{name: "stdin by default", stdin: evalRequestJSON, args: []string{"--plugin", wasmFixture("good")}, wantCode: exitOK},
+		{name: "stdin as -", stdin: evalRequestJSON, args: []string{"--plugin", wasmFixture("good"), "-"}, wantCode: exitOK},
+		{name: "request before flags", stdin: evalRequestJSON, args: []string{"-", "--plugin", wasmFixture("good")}, wantCode: exitOK},
+		{name: "pinned", stdin: evalRequestJSON, args: []string{"--plugin", wasmFixture("good"), "--sha256", goodPin}, wantCode: exitOK},
+		{name: "minimal request", stdin: `{}`, args: []string{"--plugin", wasmFixture("good")}, wantCode: exitOK},
+		{name: "config", stdin: evalRequestJSON, args: []string{"--plugin", wasmFixture("good"), "--config-json", `{"globs":[".env"]}`}, wantCode: exitOK},
+		{name: "wrong pin", stdin: evalRequestJSON, args: []string{"--plugin", wasmFixture("good"), "--sha256", strings.Repeat("0", 64)}, wantCode: exitPluginFailed, wantKind: "load"},
+		{name: "garbage module", stdin: evalRequestJSON, args: []string{"--plugin", garbage}, wantCode: exitPluginFailed, wantKind: "load"},
+		{name: "huge output", stdin: evalRequestJSON, args: []string{"--plugin", wasmFixture("huge_output")}, wantCode: exitPluginFailed, wantKind: "output-too-large"},
+		// (Not golden: whether the guest was stopped or abandoned at
+		// the deadline shows in the message.)
+		{name: "infinite loop", stdin: evalRequestJSON, args: []string{"--plugin", wasmFixture("infinite_loop"), "--timeout", "50ms"}, wantCode: exitPluginFailed, wantKind: "timeout"},
+		{name: "call tree", stdin: evalRequestJSON, args: []string{"--plugin", wasmFixture("call_tree"), "--timeout", "30ms"}, wantCode: exitPluginFailed, wantKind: "timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runEvalCmd(t, tt.stdin, append(tt.args, "--cache-dir", "off")...)
+			require.Equal(t, tt.wantCode, code, "stderr: %s", stderr)
+			var got struct {
+				Decision *struct {
+					Outcome string `json:"outcome"`
+					Reason  string `json:"reason"`
+				} `json:"decision"`
+				Failure *struct {
+					Kind    string `json:"kind"`
+					Message string `json:"message"`
+				} `json:"failure"`
+				DurationUs *int64            `json:"durationUs"`
+				Logs       []json.RawMessage `json:"logs"`
+			}
+			dec := json.NewDecoder(strings.NewReader(stdout))
+			dec.DisallowUnknownFields()
+			require.NoError(t, dec.Decode(&got), "stdout: %s", stdout)
+			require.NotNil(t, got.DurationUs)
+			assert.GreaterOrEqual(t, *got.DurationUs, int64(0))
+			assert.NotNil(t, got.Logs, "logs is [] rather than null")
+			if tt.wantKind == "" {
+				require.NotNil(t, got.Decision)
+				assert.Equal(t, "abstain", got.Decision.Outcome)
+				assert.Nil(t, got.Failure)
+				return
+			}
+			assert.Nil(t, got.Decision)
+			require.NotNil(t, got.Failure)
+			assert.Equal(t, tt.wantKind, got.Failure.Kind)
+			assert.NotEmpty(t, got.Failure.Message)
+		})
+	}
+}
+
+func TestEvalUsageErrors(t *testing.T) {
+	reqFile := writeFile(t, "req.json", evalRequestJSON)
+	good := wasmFixture("good")
+	tests := []struct {
+		name    string
+		stdin   string
+		args    []string
+		wantErr string
+	}{
+		{name: "no plugin", args: []string{reqFile}, wantErr: "--plugin is required"},
+		{name: "missing plugin", args: []string{"--plugin", "no/such.wasm", reqFile}, wantErr: "no/such.wasm"},
+		{name: "missing request", args: []string{"--plugin", good, "no/such.json"}, wantErr: "no/such.json"},
+		{name: "two requests", args: []string{"--plugin", good, reqFile, reqFile}, wantErr: "at most one REQUEST_FILE"},
+		{name: "unknown flag", args: []string{"--plugin", good, "--verbose", reqFile}, wantErr: "-verbose"},
+		{name: "bad timeout", args: []string{"--plugin", good, "--timeout", "100", reqFile}, wantErr: "needs a unit"},
+		{name: "negative timeout", args: []string{"--plugin", good, "--timeout", "-1s", reqFile}, wantErr: "negative"},
+		{name: "zero timeout", args: []string{"--plugin", good, "--timeout", "0s", reqFile}, wantErr: "positive deadline"},
+		{name: "bad memory", args: []string{"--plugin", good, "--memory", "lots", reqFile}, wantErr: `"lots"`},
+		{name: "memory below a page", args: []string{"--plugin", good, "--memory", "1KiB", reqFile}, wantErr: "MemoryBytes"},
+		{name: "negative bench", args: []string{"--plugin", good, "--bench", "-1", reqFile}, wantErr: "--bench -1"},
+		{name: "config not an object", args: []string{"--plugin", good, "--config-json", `["a"]`, reqFile}, wantErr: "--config-json: want a JSON object"},
+		{name: "config not JSON", args: []string{"--plugin", good, "--config-json", `{a}`, reqFile}, wantErr: "--config-json"},
+		{name: "empty request", stdin: "", args: []string{"--plugin", good}, wantErr: "request in standard input: not an abi.Request"},
+		{name: "bad JSON", stdin: `{"decisionId":`, args: []string{"--plugin", good}, wantErr: "not an abi.Request"},
+		{name: "misspelt field", stdin: `{"decision_id":"d1"}`, args: []string{"--plugin", good}, wantErr: `unknown field "decision_id"`},
+		{name: "wrong type", stdin: `{"options":{}}`, args: []string{"--plugin", good}, wantErr: "not an abi.Request"},
+		{name: "trailing data", stdin: `{} {}`, args: []string{"--plugin", good}, wantErr: "data after the JSON object"},
+		{name: "ACP message", stdin: `{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{}}`, args: []string{"--plugin", good}, wantErr: "looks like an ACP message"},
+		{name: "ACP params", stdin: `{"sessionId":"s","toolCall":{"toolCallId":"t"},"options":[]}`, args: []string{"--plugin", good}, wantErr: "looks like an ACP message"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runEvalCmd(t, tt.stdin, append(tt.args, "--cache-dir", "off")...)
+			assert.Equal(t, exitUsage, code)
+			assert.Empty(t, stdout, "a usage error prints no result")
+			assert.Contains(t, stderr, tt.wantErr)
+			assert.True(t, strings.HasPrefix(stderr, "permhost eval: "), "stderr: %s", stderr)
+		})
+	}
+}
+
+func TestEvalHelp(t *testing.T) {
+	code, stdout, stderr := runEvalCmd(t, "", "-h")
+	assert.Equal(t, exitOK, code)
+	assert.Empty(t, stdout)
+	for _, s := range []string{"usage: permhost eval --plugin FILE", "Exit status: 0", `"optionId": "allow"`, "-timeout DEADLINE", "-bench N"} {
+		assert.Contains(t, stderr, s)
+	}
+	// The example in the help text is a request eval accepts.
+	example := stderr[strings.Index(stderr, "  {\"decisionId\""):strings.Index(stderr, "With --bench")]
+	_, err := decodeEvalRequest([]byte(example))
+	assert.NoError(t, err, "help example:\n%s", example)
+}
+
+func TestEvalBench(t *testing.T) {
+	code, stdout, stderr := runEvalCmd(t, evalRequestJSON, "--plugin", wasmFixture("good"), "--bench", "50", "--cache-dir", "off")
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	var got benchResult
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&got), "stdout: %s", stdout)
+	assert.Equal(t, 50, got.Calls)
+	assert.Zero(t, got.Failures)
+	assert.Positive(t, got.MaxUs)
+	assert.LessOrEqual(t, got.P50Us, got.P99Us)
+	assert.LessOrEqual(t, got.P99Us, got.MaxUs)
+	t.Logf("good fixture, 50 warm calls: p50 %dµs, p99 %dµs, max %dµs", got.P50Us, got.P99Us, got.MaxUs)
+
+	// A plugin that fails on every call fails the warm-up and reports it.
+	code, stdout, _ = runEvalCmd(t, evalRequestJSON, "--plugin", wasmFixture("unreachable"), "--bench", "5", "--cache-dir", "off")
+	assert.Equal(t, exitPluginFailed, code)
+	assert.Contains(t, stdout, `"kind": "trap"`)
+}
+
+func TestPercentile(t *testing.T) {
+	var d []int64
+	for i := int64(1); i <= 100; i++ {
+		d = append(d, i)
+	}
+	tests := []struct {
+		n    int
+		p    float64
+		want int64
+	}{
+		{100, 50, 50}, {100, 99, 99}, {100, 100, 100}, {100, 1, 1}, {100, 0, 1},
+		{1, 50, 1}, {1, 99, 1}, {3, 50, 2}, {3, 99, 3}, {0, 50, 0},
+	}
+	for _, tt := range tests {
+		durations := toDurations(d[:tt.n])
+		assert.EqualValues(t, tt.want, percentile(durations, tt.p), "n=%d p=%v", tt.n, tt.p)
+	}
+}
+
+func toDurations(ns []int64) []time.Duration {
+	d := make([]time.Duration, len(ns))
+	for i, n := range ns {
+		d[i] = time.Duration(n)
+	}
+	return d
+}
