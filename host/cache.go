@@ -43,7 +43,7 @@ type fileStamp struct {
 func stamps(dir string, names []string) (map[string]fileStamp, error) {
 	m := make(map[string]fileStamp, len(names))
 	for _, n := range names {
-		fi, err := os.Lstat(filepath.Join(dir, n))
+		fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(n)))
 		if err != nil {
 			return nil, err
 		}
@@ -132,29 +132,37 @@ func ensurePrivateDir(dir string) error {
 	return nil
 }
 
-// entryFiles lists the regular files of an entry besides the manifest;
-// anything else in it (links, directories, wazero's leftover temporary
-// files) is an error, so that the entry is rebuilt.
+// entryFiles lists the regular files of an entry besides the manifest, as
+// slash-separated paths relative to dir (wazero keeps its files in a
+// subdirectory named after its version). Anything else (links, devices,
+// wazero's leftover temporary files) is an error, so that the entry is
+// rebuilt.
 func entryFiles(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
 	var names []string
-	for _, e := range ents {
-		if e.Name() == manifestName {
-			continue
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
 		}
-		if !e.Type().IsRegular() {
-			return nil, fmt.Errorf("unexpected %s %q", e.Type(), e.Name())
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
 		}
-		if strings.HasSuffix(e.Name(), ".tmp") {
-			return nil, fmt.Errorf("unfinished file %q", e.Name())
+		rel = filepath.ToSlash(rel)
+		switch {
+		case rel == "." || rel == manifestName:
+			return nil
+		case d.IsDir():
+			return nil
+		case !d.Type().IsRegular():
+			return fmt.Errorf("unexpected %s %q", d.Type(), rel)
+		case strings.HasSuffix(rel, ".tmp"):
+			return fmt.Errorf("unfinished file %q", rel)
 		}
-		names = append(names, e.Name())
-	}
+		names = append(names, rel)
+		return nil
+	})
 	sort.Strings(names)
-	return names, nil
+	return names, err
 }
 
 func fileSHA256(path string) (string, error) {
@@ -209,7 +217,7 @@ func verifyEntry(dir string) (map[string]fileStamp, error) {
 		return nil, err
 	}
 	for _, n := range names {
-		sum, err := fileSHA256(filepath.Join(dir, n))
+		sum, err := fileSHA256(filepath.Join(dir, filepath.FromSlash(n)))
 		if err != nil {
 			return nil, err
 		}
@@ -236,7 +244,7 @@ func (c *compileCache) seal() error {
 	}
 	var buf bytes.Buffer
 	for _, n := range names {
-		sum, err := fileSHA256(filepath.Join(c.dir, n))
+		sum, err := fileSHA256(filepath.Join(c.dir, filepath.FromSlash(n)))
 		if err != nil {
 			return err
 		}

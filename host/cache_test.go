@@ -1,0 +1,169 @@
+package host
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// cacheEntry returns the one wazero file of the entry.
+func cacheEntry(t *testing.T, dir string) string {
+	t.Helper()
+	names, err := entryFiles(dir)
+	require.NoError(t, err)
+	require.Len(t, names, 1, "one compiled module in %s", dir)
+	return filepath.Join(dir, filepath.FromSlash(names[0]))
+}
+
+func loadCached(t *testing.T, root string) (*Plugin, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	p, err := Load(context.Background(), Options{Path: fixture(t, "echo"), CacheDir: root})
+	require.NoError(t, err)
+	took := time.Since(start)
+	d, err := p.Decide(context.Background(), request("cached"))
+	require.NoError(t, err)
+	require.Equal(t, "cached", d.Reason)
+	require.NoError(t, p.Close(context.Background()))
+	return p, took
+}
+
+func TestCompileCache(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "cache")
+	p, cold := loadCached(t, root)
+	entry := filepath.Join(root, p.SHA256())
+	before, err := os.Stat(cacheEntry(t, entry))
+	require.NoError(t, err)
+	_, warm := loadCached(t, root)
+	after, err := os.Stat(cacheEntry(t, entry))
+	require.NoError(t, err)
+	assert.Equal(t, before.ModTime(), after.ModTime(), "the second load used the entry, not a recompile")
+	t.Logf("echo.wasm: cold load %v, cached load %v", cold, warm)
+
+	for _, dir := range []string{root, filepath.Join(root, p.SHA256())} {
+		fi, err := os.Stat(dir)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), dir)
+	}
+	_, err = verifyEntry(entry)
+	assert.NoError(t, err, "the manifest matches what wazero wrote")
+}
+
+func TestCompileCacheRepairs(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		corrupt func(t *testing.T, entry, file string)
+	}{
+		{"flipped byte in the function offsets", func(t *testing.T, entry, file string) {
+			// Past wazero's header, before the code: not covered by its CRC.
+			flip(t, file, 32)
+		}},
+		{"flipped byte in the code", func(t *testing.T, entry, file string) {
+			fi, err := os.Stat(file)
+			require.NoError(t, err)
+			flip(t, file, fi.Size()/2)
+		}},
+		{"truncated", func(t *testing.T, entry, file string) {
+			require.NoError(t, os.Truncate(file, 10))
+		}},
+		{"manifest deleted", func(t *testing.T, entry, file string) {
+			require.NoError(t, os.Remove(filepath.Join(entry, manifestName)))
+		}},
+		{"manifest garbage", func(t *testing.T, entry, file string) {
+			require.NoError(t, os.WriteFile(filepath.Join(entry, manifestName), []byte("junk\n"), 0o600))
+		}},
+		{"stray file", func(t *testing.T, entry, file string) {
+			require.NoError(t, os.WriteFile(filepath.Join(entry, "stray"), []byte("x"), 0o600))
+		}},
+		{"symlink", func(t *testing.T, entry, file string) {
+			require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(entry, "link")))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			p, _ := loadCached(t, root)
+			entry := filepath.Join(root, p.SHA256())
+			file := cacheEntry(t, entry)
+			good, err := os.ReadFile(file)
+			require.NoError(t, err)
+
+			tc.corrupt(t, entry, file)
+			_, err = verifyEntry(entry)
+			require.Error(t, err, "corruption is detected")
+
+			loadCached(t, root) // recompiles and decides correctly
+			again, err := os.ReadFile(cacheEntry(t, entry))
+			require.NoError(t, err)
+			assert.Equal(t, good, again, "the entry was rebuilt")
+			_, err = verifyEntry(entry)
+			assert.NoError(t, err)
+		})
+	}
+}
+
+func flip(t *testing.T, file string, at int64) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Less(t, at, int64(len(b)))
+	b[at] ^= 0xff
+	require.NoError(t, os.WriteFile(file, b, 0o600))
+}
+
+func TestCompileCacheDirectory(t *testing.T) {
+	t.Run("made private", func(t *testing.T) {
+		root := filepath.Join(t.TempDir(), "shared")
+		require.NoError(t, os.Mkdir(root, 0o777))
+		require.NoError(t, os.Chmod(root, 0o777))
+		loadCached(t, root)
+		fi, err := os.Stat(root)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+	})
+	t.Run("not a directory", func(t *testing.T) {
+		root := filepath.Join(t.TempDir(), "file")
+		require.NoError(t, os.WriteFile(root, nil, 0o600))
+		_, err := Load(context.Background(), Options{Path: fixture(t, "echo"), CacheDir: root})
+		requireKind(t, err, KindLoad)
+		assert.ErrorIs(t, err, ErrCacheDir)
+	})
+	t.Run("entry is a symlink", func(t *testing.T) {
+		root := t.TempDir()
+		b, err := os.ReadFile(fixture(t, "echo"))
+		require.NoError(t, err)
+		p, err := Load(context.Background(), Options{Wasm: b, CacheDir: "off"})
+		require.NoError(t, err)
+		require.NoError(t, p.Close(context.Background()))
+		require.NoError(t, os.Symlink(t.TempDir(), filepath.Join(root, p.SHA256())))
+		_, err = Load(context.Background(), Options{Wasm: b, CacheDir: root})
+		requireKind(t, err, KindLoad)
+		assert.ErrorIs(t, err, ErrCacheDir)
+	})
+	t.Run("owned by another user", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root to give a directory away")
+		}
+		root := filepath.Join(t.TempDir(), "foreign")
+		require.NoError(t, os.Mkdir(root, 0o700))
+		require.NoError(t, os.Chown(root, 65534, 65534))
+		_, err := Load(context.Background(), Options{Path: fixture(t, "echo"), CacheDir: root})
+		requireKind(t, err, KindLoad)
+		assert.ErrorIs(t, err, ErrCacheDir)
+		assert.Contains(t, err.Error(), "owned by another user")
+	})
+	t.Run("default root", func(t *testing.T) {
+		t.Setenv("XDG_CACHE_HOME", t.TempDir())
+		t.Setenv("HOME", t.TempDir())
+		root, err := defaultCacheRoot()
+		require.NoError(t, err)
+		p, err := Load(context.Background(), Options{Path: fixture(t, "echo")})
+		require.NoError(t, err)
+		require.NoError(t, p.Close(context.Background()))
+		cacheEntry(t, filepath.Join(root, p.SHA256()))
+	})
+}
