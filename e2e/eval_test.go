@@ -1,0 +1,103 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const evalRequest = `{"decisionId":"d1","session":{"id":"s1","cwd":"/tmp/project"},
+"toolCall":{"id":"t1","title":"npm test","kind":"execute","rawInput":{"command":"npm test"}},
+"options":[{"optionId":"allow","name":"Allow","kind":"allow_once","durable":false},
+{"optionId":"reject","name":"Reject","kind":"reject_once","durable":false}]}`
+
+type evalOutput struct {
+	Decision *struct {
+		Outcome string `json:"outcome"`
+		Reason  string `json:"reason"`
+	} `json:"decision"`
+	Failure *struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	} `json:"failure"`
+	DurationUs int64             `json:"durationUs"`
+	Logs       []json.RawMessage `json:"logs"`
+}
+
+// runEval runs the real binary and returns its exit status, parsed output,
+// stderr and wall time.
+func runEval(t *testing.T, args ...string) (int, evalOutput, string, time.Duration) {
+	t.Helper()
+	cmd := exec.Command(permhostBin, append([]string{"eval", "--cache-dir", "off"}, args...)...)
+	cmd.Stdin = strings.NewReader(evalRequest)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	var out evalOutput
+	if stdout.Len() > 0 {
+		require.NoError(t, json.Unmarshal(stdout.Bytes(), &out), "stdout: %s", stdout.String())
+	}
+	return code, out, stderr.String(), wall
+}
+
+func fixture(name string) string {
+	return filepath.Join("..", "testdata", "wasm", name+".wasm")
+}
+
+// TestEvalRunaway runs the real binary on plugins that never return: it
+// must answer at the deadline and exit, whatever the guest is doing.
+func TestEvalRunaway(t *testing.T) {
+	const deadline = 50 * time.Millisecond
+	// The call itself is held to the deadline plus a generous margin; the
+	// process as a whole also starts, compiles the module and exits, which
+	// under -race on a busy machine takes a good part of a second.
+	const callMargin, processBound = 25 * time.Millisecond, 3 * time.Second
+	for _, name := range []string{"infinite_loop", "call_tree"} {
+		t.Run(name, func(t *testing.T) {
+			code, out, stderr, wall := runEval(t, "--plugin", fixture(name), "--timeout", deadline.String())
+			assert.Equal(t, 3, code, "stderr: %s", stderr)
+			assert.Nil(t, out.Decision)
+			require.NotNil(t, out.Failure)
+			assert.Equal(t, "timeout", out.Failure.Kind)
+			call := time.Duration(out.DurationUs) * time.Microsecond
+			t.Logf("call returned %v after its %v deadline; the process took %v in all", call-deadline, deadline, wall)
+			assert.GreaterOrEqual(t, call, deadline, "stopped before its deadline")
+			assert.LessOrEqual(t, call, deadline+callMargin)
+			assert.Less(t, wall, processBound, "the process did not exit promptly after the timeout")
+		})
+	}
+}
+
+func TestEvalExitStatus(t *testing.T) {
+	code, out, stderr, _ := runEval(t, "--plugin", fixture("good"))
+	assert.Equal(t, 0, code, "stderr: %s", stderr)
+	require.NotNil(t, out.Decision)
+	assert.Equal(t, "abstain", out.Decision.Outcome)
+	assert.Nil(t, out.Failure)
+
+	code, out, _, _ = runEval(t, "--plugin", fixture("select_not_offered"))
+	assert.Equal(t, 3, code)
+	require.NotNil(t, out.Failure)
+	assert.Equal(t, "bad-output", out.Failure.Kind)
+
+	code, _, stderr, _ = runEval(t, "--plugin", fixture("good"), "--timeout", "soon")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `"soon"`)
+}
