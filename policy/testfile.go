@@ -1,0 +1,340 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/acp"
+	"github.com/permhost/permhost/host"
+)
+
+// ErrTestFile is wrapped by errors in a test file.
+var ErrTestFile = errors.New("policy: bad test file")
+
+// TestFile is a file of test cases for a plugin or a bundle (TOML):
+//
+//	plugin = "plan-mode.wasm"   # relative to this file; absent in a bundle's tests
+//	[config]                    # the plugin's [plugin.config]
+//	[defaults]                  # options = "claude" | "codex" | "sdk"; cwd; mode; timeout
+//	[[case]]
+//	name = "rm -rf is rejected"
+//	kind = "execute"            # shorthand: a tool kind and a command or a path
+//	command = "rm -rf ~"
+//	expect = "reject"           # allow, reject, cancel, ask, abstain, select, fallback
+//	expect_option = "reject"    # and/or the option id answered
+//
+// A case may instead give request = "file.json" (an ACP
+// session/request_permission message or its params) or an inline
+// [case.request] table holding the params.
+type TestFile struct {
+	Path     string
+	Plugin   string         `toml:"plugin"`
+	Config   map[string]any `toml:"config"`
+	Defaults CaseDefaults   `toml:"defaults"`
+	Cases    []TestCase     `toml:"case"`
+}
+
+// CaseDefaults apply to every case that does not say.
+type CaseDefaults struct {
+	Options string `toml:"options"`
+	Cwd     string `toml:"cwd"`
+	Mode    string `toml:"mode"`
+	Timeout string `toml:"timeout"`
+}
+
+// TestCase is one case.
+type TestCase struct {
+	Name         string `toml:"name"`
+	Kind         string `toml:"kind"`
+	Command      string `toml:"command"`
+	Path         string `toml:"path"`
+	Title        string `toml:"title"`
+	URL          string `toml:"url"`
+	Options      string `toml:"options"`
+	Cwd          string `toml:"cwd"`
+	Mode         string `toml:"mode"`
+	Timeout      string `toml:"timeout"`
+	Request      any    `toml:"request"`
+	Expect       string `toml:"expect"`
+	ExpectOption string `toml:"expect_option"`
+}
+
+// LoadTestFile reads and checks a test file.
+func LoadTestFile(path string) (*TestFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	tf := &TestFile{Path: path}
+	md, err := toml.Decode(string(data), tf)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrTestFile, path, err)
+	}
+	for _, k := range md.Undecoded() {
+		// Free-form tables: a request's params and a plugin's config.
+		if len(k) > 2 && k[0] == "case" && k[1] == "request" || len(k) > 1 && k[0] == "config" {
+			continue
+		}
+		return nil, fmt.Errorf("%w: %s: unknown key %q", ErrTestFile, path, k.String())
+	}
+	if len(tf.Cases) == 0 {
+		return nil, fmt.Errorf("%w: %s: no [[case]]", ErrTestFile, path)
+	}
+	for i, c := range tf.Cases {
+		where := fmt.Sprintf("%s: case %d (%q)", path, i+1, c.Name)
+		if c.Expect == "" && c.ExpectOption == "" {
+			return nil, fmt.Errorf("%w: %s: give expect or expect_option", ErrTestFile, where)
+		}
+		switch c.Expect {
+		case "", "allow", "reject", "cancel", "ask", "abstain", "select", "fallback":
+		default:
+			return nil, fmt.Errorf("%w: %s: expect %q is not one of allow, reject, cancel, ask, abstain, select, fallback", ErrTestFile, where, c.Expect)
+		}
+		if c.Request == nil && c.Kind == "" {
+			return nil, fmt.Errorf("%w: %s: give kind (with command, path or url) or request", ErrTestFile, where)
+		}
+	}
+	return tf, nil
+}
+
+// optionPresets are the option sets real agents offer.
+var optionPresets = map[string]string{
+	"claude": `[{"optionId":"allow_always","name":"Always Allow","kind":"allow_always"},{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]`,
+	"codex":  `[{"optionId":"approved","name":"Yes, proceed","kind":"allow_once"},{"optionId":"approved-execpolicy-amendment","name":"Yes, and don't ask again for these commands","kind":"allow_always"},{"optionId":"abort","name":"No, and tell Codex what to do differently","kind":"reject_once"}]`,
+	"sdk":    `[{"optionId":"allow","name":"Allow this change","kind":"allow_once"},{"optionId":"reject","name":"Skip this change","kind":"reject_once"}]`,
+}
+
+// Shorthand describes a synthetic permission request: a tool kind with a
+// command, a path or a URL, and an agent's option set.
+type Shorthand struct {
+	Kind, Command, Path, URL, Title string
+	Options                         string // claude (default), codex or sdk
+	SessionID, Cwd, Mode            string
+}
+
+// Request builds the ACP permission request the shorthand describes, shaped
+// as claude-agent-acp sends it (codex-acp's argv form for codex).
+func (s Shorthand) Request() (*acp.PermissionRequest, error) {
+	opts := s.Options
+	if opts == "" {
+		opts = "claude"
+	}
+	preset, ok := optionPresets[opts]
+	if !ok {
+		return nil, fmt.Errorf("%w: options %q is not one of claude, codex, sdk", ErrTestFile, opts)
+	}
+	cwd := s.Cwd
+	if cwd == "" {
+		cwd = "/home/dev/project"
+	}
+	path := s.Path
+	if path != "" && !filepath.IsAbs(path) && !strings.HasPrefix(path, "~") {
+		path = filepath.Join(cwd, path)
+	}
+	tc := map[string]any{"toolCallId": "call_test", "kind": s.Kind, "status": "pending"}
+	raw := map[string]any{}
+	title := s.Title
+	switch {
+	case s.Command != "":
+		if opts == "codex" {
+			raw["command"] = []string{"/bin/bash", "-lc", s.Command}
+			raw["cwd"] = cwd
+		} else {
+			raw["command"] = s.Command
+		}
+		if title == "" {
+			title = s.Command
+		}
+	case s.URL != "":
+		raw["url"] = s.URL
+		if title == "" {
+			title = "Fetch " + s.URL
+		}
+	case path != "":
+		raw["file_path"] = path
+		tc["locations"] = []map[string]any{{"path": path}}
+		if title == "" {
+			title = strings.ToUpper(s.Kind[:1]) + s.Kind[1:] + " " + filepath.Base(path)
+		}
+	}
+	tc["title"], tc["rawInput"] = title, raw
+	sid := s.SessionID
+	if sid == "" {
+		sid = "test-session"
+	}
+	params := marshal(map[string]any{"sessionId": sid, "toolCall": tc, "options": json.RawMessage(preset)})
+	return paramsRequest(params, acp.SessionInfo{ID: sid, Cwd: cwd, Mode: s.Mode})
+}
+
+// paramsRequest wraps session/request_permission params as the proxy would
+// hand them to a handler (without earlier tool-call state).
+func paramsRequest(params json.RawMessage, session acp.SessionInfo) (*acp.PermissionRequest, error) {
+	var p struct {
+		SessionID string                 `json:"sessionId"`
+		ToolCall  json.RawMessage        `json:"toolCall"`
+		Options   []acp.PermissionOption `json:"options"`
+		Meta      json.RawMessage        `json:"_meta"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, fmt.Errorf("%w: request params: %v", ErrTestFile, err)
+	}
+	var tc struct {
+		ToolCallID string `json:"toolCallId"`
+	}
+	_ = json.Unmarshal(p.ToolCall, &tc)
+	if session.ID == "" {
+		session.ID = p.SessionID
+	}
+	line := append(append([]byte(`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":`), params...), '}')
+	return &acp.PermissionRequest{ID: json.RawMessage("0"), Line: line, Params: params, SessionID: p.SessionID,
+		ToolCallID: tc.ToolCallID, ToolCall: p.ToolCall, Options: p.Options, Meta: p.Meta, Session: session}, nil
+}
+
+// caseRequest builds the request of case c.
+func (tf *TestFile) caseRequest(c TestCase) (*acp.PermissionRequest, error) {
+	pick := func(a, b string) string {
+		if a != "" {
+			return a
+		}
+		return b
+	}
+	session := acp.SessionInfo{Cwd: pick(c.Cwd, tf.Defaults.Cwd), Mode: pick(c.Mode, tf.Defaults.Mode)}
+	switch r := c.Request.(type) {
+	case nil:
+		return Shorthand{Kind: c.Kind, Command: c.Command, Path: c.Path, URL: c.URL, Title: c.Title,
+			Options: pick(c.Options, tf.Defaults.Options), Cwd: session.Cwd, Mode: session.Mode}.Request()
+	case string:
+		data, err := os.ReadFile(filepath.Join(filepath.Dir(tf.Path), r))
+		if err != nil {
+			return nil, err
+		}
+		var msg struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(data, &msg) == nil && msg.Method == acp.MethodRequestPermission {
+			data = msg.Params
+		}
+		return paramsRequest(data, session)
+	case map[string]any:
+		return paramsRequest(marshal(r), session)
+	default:
+		return nil, fmt.Errorf("%w: request must be a file name or a table", ErrTestFile)
+	}
+}
+
+// CaseResult is the outcome of one case.
+type CaseResult struct {
+	File, Name string
+	Pass       bool
+	// Problem says what went wrong: the expectation and the decision that
+	// happened.
+	Problem  string
+	Verdict  host.Verdict
+	Duration time.Duration
+}
+
+// RunTests runs every case of tf through chain.
+func RunTests(ctx context.Context, tf *TestFile, chain *host.Chain, home string) []CaseResult {
+	var out []CaseResult
+	for i, c := range tf.Cases {
+		r := CaseResult{File: tf.Path, Name: c.Name}
+		if r.Name == "" {
+			r.Name = fmt.Sprintf("case %d", i+1)
+		}
+		timeout := time.Duration(0)
+		if s := firstNonEmpty(c.Timeout, tf.Defaults.Timeout); s != "" {
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				r.Problem = fmt.Sprintf("timeout %q: %v", s, err)
+				out = append(out, r)
+				continue
+			}
+			timeout = d
+		}
+		if timeout == 0 {
+			timeout = 10 * time.Second
+		}
+		pr, err := tf.caseRequest(c)
+		if err == nil {
+			var req abi.Request
+			req, err = BuildRequest(pr, fmt.Sprintf("test-%d", i+1), home)
+			if err == nil {
+				cctx, cancel := context.WithTimeout(ctx, timeout)
+				start := time.Now()
+				r.Verdict = chain.Run(cctx, req)
+				r.Duration = time.Since(start)
+				if cctx.Err() != nil {
+					err = fmt.Errorf("no decision within the case's timeout %s", timeout)
+				}
+				cancel()
+			}
+		}
+		if err != nil {
+			r.Problem = err.Error()
+		} else {
+			r.Problem = checkCase(c, r.Verdict)
+		}
+		r.Pass = r.Problem == ""
+		out = append(out, r)
+	}
+	return out
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// checkCase compares a verdict with a case's expectations.
+func checkCase(c TestCase, v host.Verdict) string {
+	got := string(v.Outcome)
+	if v.Fallback != "" && !v.Decided() {
+		got = "fallback"
+	}
+	var want []string
+	if c.Expect != "" && c.Expect != got {
+		want = append(want, "expect "+c.Expect)
+	}
+	if c.ExpectOption != "" && c.ExpectOption != v.OptionID {
+		want = append(want, fmt.Sprintf("expect_option %q", c.ExpectOption))
+	}
+	if len(want) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s, got %s", strings.Join(want, " and "), DescribeVerdict(v))
+}
+
+// DescribeVerdict says in one line what a chain decided and why.
+func DescribeVerdict(v host.Verdict) string {
+	s := string(v.Outcome)
+	if v.OptionID != "" {
+		s += fmt.Sprintf(" (option %q)", v.OptionID)
+	}
+	if v.DecidedBy != "" {
+		s += " by " + v.DecidedBy
+	}
+	if v.Reason != "" {
+		s += fmt.Sprintf(": %q", v.Reason)
+	}
+	if v.Fallback != "" {
+		s += "; fallback: " + v.Fallback
+	}
+	for _, vote := range v.Votes {
+		if vote.Err != nil {
+			s += fmt.Sprintf("; %s failed: %v", vote.Plugin, vote.Err)
+		}
+	}
+	return s
+}
