@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/plugins/pdk"
 )
 
 const name = "team-rules"
@@ -130,21 +131,21 @@ func (c *call) matchesAny(r rule) (string, bool) {
 
 // commandMentioning returns a command of the call that one of prefixes
 // mentions: a parsed command, a wrapper peeled off one, or, for a script
-// that did not parse, a rough split of its text.
+// that did not parse or that permhost found no analysis for (the agent's
+// rawInput.command), a rough split of its text.
 func (c *call) commandMentioning(prefixes [][]string) ([]string, bool) {
 	sh := c.req.Shell
-	if sh == nil {
-		return nil, false
-	}
 	var candidates [][]string
-	for _, cmd := range sh.Commands {
-		candidates = append(candidates, cmd.Argv)
-		for _, w := range cmd.Wrappers {
-			candidates = append(candidates, strings.Fields(w))
+	if sh != nil {
+		for _, cmd := range sh.Commands {
+			candidates = append(candidates, cmd.Argv)
+			for _, w := range cmd.Wrappers {
+				candidates = append(candidates, strings.Fields(w))
+			}
 		}
 	}
-	if !sh.Parsed {
-		candidates = append(candidates, roughCommands(sh.Source)...)
+	if sh == nil || !sh.Parsed {
+		candidates = append(candidates, roughCommands(pdk.CommandText(c.req))...)
 	}
 	for _, argv := range candidates {
 		for _, p := range prefixes {

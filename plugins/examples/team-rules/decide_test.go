@@ -330,6 +330,30 @@ func FuzzDecide(f *testing.F) {
 	})
 }
 
+// Without permhost's analysis a reject still sees the agent's own command,
+// in claude-agent-acp's form (a string) and codex-acp's (an argv).
+func TestDecideRejectWithoutAnalysis(t *testing.T) {
+	for _, raw := range []string{
+		`{"command": "cd x && rm -rf build", "description": "clean"}`,
+		`{"command": ["/bin/bash", "-lc", "cd x && rm -rf build"], "cwd": "/home/dev/project"}`,
+	} {
+		req := execReq("", true)
+		req.Shell = nil
+		req.ToolCall.RawInput = json.RawMessage(raw)
+		d, err := decide(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Outcome != abi.OutcomeReject || !strings.Contains(d.Reason, "rules[1]") {
+			t.Errorf("%s: got %s %q, want reject by rules[1]", raw, d.Outcome, d.Reason)
+		}
+		req.ToolCall.RawInput = json.RawMessage(`{"command": "npm test"}`)
+		if d, _ := decide(req); d.Outcome != abi.OutcomeAbstain {
+			t.Errorf("npm test without analysis: got %s %q, want abstain", d.Outcome, d.Reason)
+		}
+	}
+}
+
 func TestDecideToolAndDomains(t *testing.T) {
 	cfg := `{"rules": [
 		{"action": "reject", "command": ["curl"], "domains": ["evil.example.org"]},
