@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	extism "github.com/extism/go-sdk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -171,7 +172,9 @@ func testHostileDecide(t *testing.T, over *overshoots) {
 		// ...and under a short one it is stopped like any loop.
 		{fixture: "log_flood", limits: sandbox.Limits{Timeout: 20 * time.Millisecond}, wantKind: host.KindTimeout,
 			check: func(t *testing.T, r host.Result) { checkLogsBounded(t, r.Logs, sandbox.DefaultMaxLogBytes) }},
-		{fixture: "slow", limits: sandbox.Limits{Timeout: 500 * time.Millisecond}, check: func(t *testing.T, r host.Result) {
+		// ~20-40 ms on a quiet machine; the deadline leaves room for a
+		// loaded one.
+		{fixture: "slow", limits: sandbox.Limits{Timeout: 2 * time.Second}, check: func(t *testing.T, r host.Result) {
 			assert.Equal(t, abi.Decision{Outcome: abi.OutcomeAbstain, Reason: "slow but legal"}, r.Decision)
 			t.Logf("slow took %v", r.Duration)
 		}},
@@ -367,4 +370,70 @@ func processCPU(t *testing.T) time.Duration {
 	stime, err := strconv.ParseInt(fields[15-3], 10, 64)
 	require.NoError(t, err)
 	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// TestFixturesOnStockExtism runs the fixtures that end quickly on the stock
+// Extism SDK, which implements the same host ABI: they are Extism plugins,
+// not modules shaped to fit permhost's own kernel. (The runaways are left
+// out: Extism cannot stop call_tree at all, and memory_grow, deep_recursion
+// and log_flood take seconds there.)
+func TestFixturesOnStockExtism(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles every fixture with the Extism SDK")
+	}
+	abi10 := `{"major":1,"minor":0}`
+	tests := []struct {
+		fixture string
+		abi     string
+		// output of permhost_decide, or wantErr: the error Extism reports.
+		output  string
+		wantErr string
+	}{
+		{fixture: "good", abi: abi10, output: `{"outcome":"abstain","reason":"good fixture: constant decision"}`},
+		{fixture: "invalid_json", abi: abi10, output: `{"outcome":"allow",`},
+		{fixture: "unknown_outcome", abi: abi10, output: `{"outcome":"maybe"}`},
+		{fixture: "select_not_offered", abi: abi10, output: `{"outcome":"select","optionId":"permhost-fixture-never-offered"}`},
+		{fixture: "abi_major", abi: `{"major":2,"minor":0}`, output: `{"outcome":"abstain","reason":"abi_major should never be called"}`},
+		{fixture: "abi_minor", abi: `{"major":1,"minor":99}`, output: `{"outcome":"abstain","reason":"abi_minor should never be called"}`},
+		{fixture: "slow", abi: abi10, output: `{"outcome":"abstain","reason":"slow but legal"}`},
+		{fixture: "unreachable", abi: abi10, wantErr: "unreachable"},
+		{fixture: "infinite_loop", abi: abi10, wantErr: "deadline exceeded"},
+		{fixture: "no_decide", abi: abi10, wantErr: "unknown function"},
+		// Extism grants no directory either: path_open fails.
+		{fixture: "wasi_path_open", abi: abi10, output: `{"outcome":"abstain","reason":"path_open errno 63"}`},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			manifest := extism.Manifest{
+				Wasm:    []extism.Wasm{extism.WasmFile{Path: hostileFixture(tt.fixture)}},
+				Timeout: 5000, // ms; the slow fixture is ~15x slower under Extism's cancellation checks
+				Memory:  &extism.ManifestMemory{MaxPages: 512},
+			}
+			if tt.fixture == "infinite_loop" {
+				manifest.Timeout = 100
+			}
+			p, err := extism.NewPlugin(ctx, manifest, extism.PluginConfig{EnableWasi: true}, nil)
+			require.NoError(t, err)
+			defer p.Close(ctx)
+
+			_, out, err := p.Call(abi.ExportABI, nil)
+			require.NoError(t, err)
+			assert.Equal(t, tt.abi, string(out))
+
+			_, out, err = p.Call(abi.ExportDecide, []byte(`{}`))
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.output, string(out))
+		})
+	}
+
+	// The import outside WASI and the Extism host module does not link.
+	_, err := extism.NewPlugin(ctx, extism.Manifest{Wasm: []extism.Wasm{extism.WasmFile{Path: hostileFixture("forbidden_import")}}},
+		extism.PluginConfig{EnableWasi: true}, nil)
+	assert.ErrorContains(t, err, "env")
 }
