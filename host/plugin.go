@@ -241,7 +241,7 @@ func (p *Plugin) compile(ctx context.Context, wasm []byte, cacheDir string) erro
 	if err := instantiateKernel(ctx, p.rt); err != nil {
 		return p.fail(KindLoad, fmt.Errorf("extism kernel: %w", err))
 	}
-	if p.compiled, err = p.rt.CompileModule(ctx, instrumented); err != nil {
+	if p.compiled, err = sandbox.CompileModule(ctx, p.rt, instrumented); err != nil {
 		return p.fail(KindLoad, fmt.Errorf("compile: %w", err))
 	}
 	if cache != nil {
