@@ -1,0 +1,183 @@
+package acp
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestLineReader(t *testing.T) {
+	long := strings.Repeat("x", 3*readBufferSize+17)
+	cases := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"lines", "a\nb\n", []string{"a\n", "b\n"}},
+		{"crlf", "a\r\nb\r\n", []string{"a\r\n", "b\r\n"}},
+		{"blank lines", "\n\n  \n", []string{"\n", "\n", "  \n"}},
+		{"last line unterminated", "a\nb", []string{"a\n", "b"}},
+		{"long line", long + "\nz\n", []string{long + "\n", "z\n"}},
+		{"long unterminated", "a\n" + long, []string{"a\n", long}},
+		{"empty", "", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newLineReader(strings.NewReader(c.in), DefaultMaxLineBytes, "agent")
+			var got []string
+			for {
+				l, err := r.next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, string(l))
+			}
+			if strings.Join(got, "|") != strings.Join(c.want, "|") || len(got) != len(c.want) {
+				t.Fatalf("got %d lines %.60q, want %d", len(got), got, len(c.want))
+			}
+		})
+	}
+}
+
+func TestLineReaderCap(t *testing.T) {
+	r := newLineReader(strings.NewReader(strings.Repeat("y", 200<<10)+"\n"), 100<<10, "client")
+	_, err := r.next()
+	var tooLong *LineTooLongError
+	if !errors.As(err, &tooLong) || !errors.Is(err, ErrLineTooLong) || tooLong.From != "client" {
+		t.Fatalf("err = %v, want a LineTooLongError from the client", err)
+	}
+}
+
+func TestTrimEOL(t *testing.T) {
+	for in, want := range map[string]string{"a\n": "a", "a\r\n": "a", "a": "a", "a\r": "a\r", "\n": "", "": ""} {
+		if got := string(trimEOL([]byte(in))); got != want {
+			t.Errorf("trimEOL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestIsPlainUpdate(t *testing.T) {
+	cases := []struct {
+		line string
+		want bool
+	}{
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`, true},
+		{`{ "params" : {"update":{"sessionUpdate":"plan"}} , "method" : "session/update" , "jsonrpc":"2.0"}`, true},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t"}}}`, false},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"current_mode_update","currentModeId":"plan"}}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{}}`, false},
+		// A second method key: a parser keeping the last would see a permission request.
+		{`{"jsonrpc":"2.0","method":"session/update","method":"session/request_permission","id":1}`, false},
+		// An escaped key or value could spell anything.
+		{`{"jsonrpc":"2.0","method":"session/update","meth\u006fd":"x","id":1}`, false},
+		{`{"jsonrpc":"2.0","method":"session\/update"}`, false},
+		{`{"jsonrpc":"2.0","id":1,"result":{"text":"session/update"}}`, false},
+		{`{"jsonrpc":"2.0","params":{"method":"session/update"},"method":"_x"}`, false},
+		{`[{"jsonrpc":"2.0","method":"session/update"}]`, false},
+		{`not json "method":"session/update"`, false},
+		{``, false},
+	}
+	for _, c := range cases {
+		if got := isPlainUpdate([]byte(c.line)); got != c.want {
+			t.Errorf("isPlainUpdate(%s) = %v, want %v", c.line, got, c.want)
+		}
+	}
+}
+
+func TestDecode(t *testing.T) {
+	cases := []struct {
+		line   string
+		kind   kind
+		method string
+	}{
+		{`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, kindRequest, "initialize"},
+		{`{"jsonrpc":"2.0","id":null,"method":"x"}`, kindRequest, "x"},
+		{`{"jsonrpc":"2.0","method":"session/cancel","params":{}}`, kindNotification, "session/cancel"},
+		{`{"jsonrpc":"2.0","id":"a","result":null}`, kindResponse, ""},
+		{`{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"m"}}`, kindResponse, ""},
+		{`{"jsonrpc":"2.0","id":3}`, kindInvalid, ""},
+		{`{"jsonrpc":"2.0","method":5}`, kindInvalid, ""},
+		{`  [1]`, kindBatch, ""},
+		{` `, kindBlank, ""},
+		{`{"unterminated":`, kindInvalid, ""},
+		{`hello`, kindInvalid, ""},
+	}
+	for _, c := range cases {
+		d := decode([]byte(c.line))
+		if d.kind != c.kind || d.method != c.method {
+			t.Errorf("decode(%s) = %v %q, want %v %q", c.line, d.kind, d.method, c.kind, c.method)
+		}
+	}
+}
+
+func TestFindMember(t *testing.T) {
+	obj := []byte(` { "a" : [1,{"b":"}"}] , "b":"x\"y" ,"c":{"d":1}} `)
+	for name, want := range map[string]string{"a": `[1,{"b":"}"}]`, "b": `"x\"y"`, "c": `{"d":1}`} {
+		s, e, ok := findMember(obj, name)
+		if !ok || string(obj[s:e]) != want {
+			t.Errorf("findMember(%q) = %q %v, want %q", name, obj[s:e], ok, want)
+		}
+	}
+	if _, _, ok := findMember(obj, "d"); ok {
+		t.Error("found a nested key at the top level")
+	}
+}
+
+func TestDuplicateKey(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1,"b":{"a":2},"c":[{"a":1},{"a":2}]}`: "",
+		`{"a":1,"b":2,"a":3}`:                        "a",
+		`{"x":{"k":1,"k":2}}`:                        "k",
+		`[{"k":1},{"k":1,"k":1}]`:                    "k",
+		`{"a\u0062":1,"ab":2}`:                       "ab",
+	} {
+		if got := duplicateKey([]byte(in)); got != want {
+			t.Errorf("duplicateKey(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// FuzzLines checks the framing and classification of arbitrary input:
+// reading loses and adds no byte, and the fast path never claims a line that
+// a JSON parser reads as anything but a session/update notification.
+func FuzzLines(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","method":"session/update","params":{}}` + "\n",
+		`{"jsonrpc":"2.0","method":"session/update","method":"session/request_permission","id":1}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"a":"\""}}` + "\r\n\n[1]\nx",
+		`{"method" :"session/update" ,"id":1,"params":{"x":"method"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		r := newLineReader(bytes.NewReader(in), DefaultMaxLineBytes, "agent")
+		var out []byte
+		for {
+			l, err := r.next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i := bytes.IndexByte(l, '\n'); i >= 0 && i != len(l)-1 {
+				t.Fatalf("line with an inner newline: %q", l)
+			}
+			out = append(out, l...)
+			if isPlainUpdate(l) {
+				d := decode(trimEOL(l))
+				if d.kind != kindInvalid && d.method != MethodSessionUpdate {
+					t.Fatalf("fast path took %q, a parser reads a %v %q", l, d.kind, d.method)
+				}
+			}
+		}
+		if !bytes.Equal(out, in) {
+			t.Fatalf("framing changed the bytes: %q -> %q", in, out)
+		}
+	})
+}

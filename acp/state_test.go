@@ -1,0 +1,86 @@
+package acp
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestToolCallMerge(t *testing.T) {
+	cases := []struct {
+		name    string
+		updates []string
+		want    string
+	}{
+		{"first update", []string{`{"sessionUpdate":"tool_call","toolCallId":"t","title":"a","kind":"edit"}`},
+			`{"toolCallId":"t","title":"a","kind":"edit"}`},
+		{"fields replaced, order kept", []string{
+			`{"sessionUpdate":"tool_call","toolCallId":"t","title":"a","status":"pending","rawInput":{}}`,
+			`{"sessionUpdate":"tool_call_update","toolCallId":"t","rawInput":{"command":"ls"},"title":"b"}`},
+			`{"toolCallId":"t","title":"b","status":"pending","rawInput":{"command":"ls"}}`},
+		{"null and absent leave a field", []string{
+			`{"toolCallId":"t","title":"a","content":[{"type":"content"}]}`,
+			`{"toolCallId":"t","title":null}`},
+			`{"toolCallId":"t","title":"a","content":[{"type":"content"}]}`},
+		{"lists are replaced", []string{
+			`{"toolCallId":"t","locations":[{"path":"/a"},{"path":"/b"}]}`,
+			`{"toolCallId":"t","locations":[{"path":"/c"}]}`},
+			`{"toolCallId":"t","locations":[{"path":"/c"}]}`},
+		{"big numbers and unknown fields verbatim", []string{
+			`{"toolCallId":"t","rawInput":{"n":12345678901234567890},"future":{"x":"<&>"}}`},
+			`{"toolCallId":"t","rawInput":{"n":12345678901234567890},"future":{"x":"<&>"}}`},
+		{"escaped key", []string{`{"toolCallId":"t","ti\u0074le":"x"}`}, `{"toolCallId":"t","title":"x"}`},
+		{"no prior state needed", []string{`{"toolCallId":"t","status":"pending"}`}, `{"toolCallId":"t","status":"pending"}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newState(4, 4)
+			var got string
+			for _, u := range c.updates {
+				m, id, ok := s.updateToolCall("s", []byte(u))
+				if !ok || id != "t" {
+					t.Fatalf("update %s not taken", u)
+				}
+				got = string(m)
+			}
+			if got != c.want {
+				t.Fatalf("merged\n got %s\nwant %s", got, c.want)
+			}
+		})
+	}
+}
+
+func TestToolCallStateIsBounded(t *testing.T) {
+	s := newState(2, 3)
+	// Finished calls are dropped.
+	s.updateToolCall("s", []byte(`{"toolCallId":"done","title":"x"}`))
+	s.updateToolCall("s", []byte(`{"toolCallId":"done","status":"completed"}`))
+	if m, _, _ := s.updateToolCall("s", []byte(`{"toolCallId":"done"}`)); string(m) != `{"toolCallId":"done"}` {
+		t.Fatalf("a completed call kept its state: %s", m)
+	}
+	// A session keeps at most 3 calls, the oldest going first.
+	for i := range 5 {
+		s.updateToolCall("s", []byte(fmt.Sprintf(`{"toolCallId":"c%d","title":"%d"}`, i, i)))
+	}
+	if n := len(s.sessions["s"].calls); n != 3 {
+		t.Fatalf("%d calls kept, want 3", n)
+	}
+	if m, _, _ := s.updateToolCall("s", []byte(`{"toolCallId":"c4"}`)); string(m) != `{"toolCallId":"c4","title":"4"}` {
+		t.Fatalf("newest call lost: %s", m)
+	}
+	// At most 2 sessions.
+	for _, id := range []string{"a", "b", "c"} {
+		s.setSession(id, "/"+id, "")
+	}
+	if len(s.sessions) != 2 || s.info("c").Cwd != "/c" || s.info("a").Cwd != "" {
+		t.Fatalf("sessions: %v", s.sessions)
+	}
+}
+
+func TestMalformedToolCallIgnored(t *testing.T) {
+	s := newState(2, 2)
+	for _, u := range []string{`{"title":"no id"}`, `{"toolCallId":5}`, `[1]`, `{"toolCallId":"t"`} {
+		if _, _, ok := s.updateToolCall("s", []byte(u)); ok {
+			t.Errorf("update %s taken", u)
+		}
+	}
+}
