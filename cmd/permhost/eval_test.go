@@ -258,3 +258,34 @@ func toDurations(ns []int64) []time.Duration {
 	}
 	return d
 }
+
+// FuzzDecodeEvalRequest checks that any input either is refused with an
+// error or decodes to a request that survives a round trip through JSON.
+func FuzzDecodeEvalRequest(f *testing.F) {
+	f.Add(evalRequestJSON)
+	f.Add(`{}`)
+	f.Add(`{"abi":{"major":1,"minor":0},"raw":{"sessionId":"s"},"config":{"a":1}}`)
+	f.Add(`{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{}}`)
+	f.Add(`{"options":[{"optionId":"a","kind":"allow_once","changes":{"known":false}}]} x`)
+	f.Fuzz(func(t *testing.T, in string) {
+		req, err := decodeEvalRequest([]byte(in))
+		if err != nil {
+			return
+		}
+		if req.ABI.Major == 0 && req.ABI.Minor == 0 {
+			t.Fatalf("decoded request has no ABI version: %q", in)
+		}
+		again, err := json.Marshal(req)
+		if err != nil {
+			t.Fatalf("re-encoding %q: %v", in, err)
+		}
+		back, err := decodeEvalRequest(again)
+		if err != nil {
+			t.Fatalf("re-decoding %s (from %q): %v", again, in, err)
+		}
+		again2, _ := json.Marshal(back)
+		if !bytes.Equal(again, again2) {
+			t.Fatalf("round trip changed the request:\n%s\n%s", again, again2)
+		}
+	})
+}
