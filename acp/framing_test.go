@@ -131,10 +131,10 @@ func TestFindMember(t *testing.T) {
 func TestDuplicateKey(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"a":1,"b":{"a":2},"c":[{"a":1},{"a":2}]}`: "",
-		`{"a":1,"b":2,"a":3}`:                        "a",
-		`{"x":{"k":1,"k":2}}`:                        "k",
-		`[{"k":1},{"k":1,"k":1}]`:                    "k",
-		`{"a\u0062":1,"ab":2}`:                       "ab",
+		`{"a":1,"b":2,"a":3}`:                       "a",
+		`{"x":{"k":1,"k":2}}`:                       "k",
+		`[{"k":1},{"k":1,"k":1}]`:                   "k",
+		`{"a\u0062":1,"ab":2}`:                      "ab",
 	} {
 		if got := duplicateKey([]byte(in)); got != want {
 			t.Errorf("duplicateKey(%s) = %q, want %q", in, got, want)

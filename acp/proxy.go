@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -91,8 +92,14 @@ type permission struct {
 	asked            bool
 	done             bool
 	sessionCancelled bool
-	answers          chan Answer // buffered 1
+	answers          chan Answer   // buffered 1
+	finished         chan struct{} // closed once the agent is answered or gone
 }
+
+// answerOrderWait bounds how long the client's later lines wait behind its
+// answer to a permission request while the handler turns that answer into
+// the agent's response, so that the agent sees them in the client's order.
+const answerOrderWait = 2 * time.Second
 
 // NewProxy validates opts and returns a Proxy.
 func NewProxy(opts Options) (*Proxy, error) {
@@ -193,6 +200,7 @@ func (p *Proxy) agentEnded(desc string) {
 	var perms []*permission
 	for _, pp := range p.perms {
 		pp.done = true
+		close(pp.finished)
 		perms = append(perms, pp)
 	}
 	p.mu.Unlock()
@@ -286,12 +294,27 @@ func (p *Proxy) fromClient(line []byte, flush bool) {
 			return
 		}
 	case kindResponse:
-		if p.routeAnswer(d, body) {
+		if consumed, finished := p.routeAnswer(d, body); consumed {
 			p.flushAgent(flush)
+			if finished != nil {
+				p.awaitAnswer(finished)
+			}
 			return
 		}
 	}
 	_ = p.toAgent.forward(line, flush)
+}
+
+// awaitAnswer holds the client's next lines until the agent has the answer
+// the handler makes of the client's answer (at most answerOrderWait).
+func (p *Proxy) awaitAnswer(finished <-chan struct{}) {
+	t := time.NewTimer(answerOrderWait)
+	defer t.Stop()
+	select {
+	case <-finished:
+	case <-t.C:
+		p.log.Warn("the permission handler is slow to relay the client's answer; forwarding the client's later messages meanwhile")
+	}
 }
 
 func (p *Proxy) flushAgent(flush bool) {
@@ -389,8 +412,13 @@ func (p *Proxy) clientBatch(body []byte) (handled bool, cancels []json.RawMessag
 	}
 	p.log.Warn("batch from the client answers a held permission request; forwarding its other elements as single lines")
 	for i, d := range ds {
-		if d.kind == kindResponse && p.routeAnswer(d, elems[i]) {
-			continue
+		if d.kind == kindResponse {
+			if consumed, finished := p.routeAnswer(d, elems[i]); consumed {
+				if finished != nil {
+					p.awaitAnswer(finished)
+				}
+				continue
+			}
 		}
 		_ = p.toAgent.message(elems[i])
 	}
@@ -407,8 +435,9 @@ func (p *Proxy) isAwaited(d decoded) bool {
 
 // routeAnswer delivers a client response to the permission request awaiting
 // it, or drops a late answer to a withdrawn one. It reports whether the
-// response was consumed.
-func (p *Proxy) routeAnswer(d decoded, body []byte) bool {
+// response was consumed, and for a delivered answer the channel closed once
+// the agent has its response.
+func (p *Proxy) routeAnswer(d decoded, body []byte) (bool, <-chan struct{}) {
 	key := idKey(d.msg.ID)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -422,14 +451,14 @@ func (p *Proxy) routeAnswer(d decoded, body []byte) bool {
 			a.Error = decodeRPCError(d.msg.Error)
 		}
 		pp.answers <- a
-		return true
+		return true, pp.finished
 	}
 	if p.swallow[key] {
 		delete(p.swallow, key)
 		p.log.Debug("dropped the client's late answer to a withdrawn permission request", "id", key)
-		return true
+		return true, nil
 	}
-	return false
+	return false, nil
 }
 
 func decodeRPCError(raw json.RawMessage) *RPCError {
@@ -691,7 +720,7 @@ func (p *Proxy) intercept(d decoded, body []byte) {
 	req.Session = p.state.info(req.SessionID)
 
 	ctx, cancel := context.WithCancel(p.ctx)
-	pp := &permission{req: req, key: idKey(req.ID), ctx: ctx, cancel: cancel, answers: make(chan Answer, 1)}
+	pp := &permission{req: req, key: idKey(req.ID), ctx: ctx, cancel: cancel, answers: make(chan Answer, 1), finished: make(chan struct{})}
 	p.mu.Lock()
 	old := p.perms[pp.key]
 	p.perms[pp.key] = pp
@@ -817,6 +846,7 @@ func (p *Proxy) finish(pp *permission, body []byte) {
 		return
 	}
 	pp.done = true
+	defer close(pp.finished)
 	if p.perms[pp.key] == pp {
 		delete(p.perms, pp.key)
 	}

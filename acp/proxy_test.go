@@ -11,10 +11,10 @@ import (
 )
 
 const (
-	sid        = "s-1"
-	toolCallLine   = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"rm","kind":"execute","status":"pending","rawInput":{},"_meta":{"claudeCode":{"toolName":"Bash"}}}}}` + "\n"
-	toolUpdate = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","title":"rm -rf build","rawInput":{"command":"rm -rf build","n":12345678901234567890},"content":null}}}` + "\n"
-	options    = `[{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once","_meta":{"x":1}}]`
+	sid          = "s-1"
+	toolCallLine = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"rm","kind":"execute","status":"pending","rawInput":{},"_meta":{"claudeCode":{"toolName":"Bash"}}}}}` + "\n"
+	toolUpdate   = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":{"sessionUpdate":"tool_call_update","toolCallId":"t1","title":"rm -rf build","rawInput":{"command":"rm -rf build","n":12345678901234567890},"content":null}}}` + "\n"
+	options      = `[{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once","_meta":{"x":1}}]`
 )
 
 func permReq(id string) string {
