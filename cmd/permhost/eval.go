@@ -28,9 +28,12 @@ func init() {
 // exitPluginFailed is eval's status when the plugin failed to load or decide.
 const exitPluginFailed = 3
 
-// maxRequestBytes bounds the request file eval reads; the host applies the
-// plugin's own, smaller input limit afterwards.
-const maxRequestBytes = 64 << 20
+// Bounds on what eval reads. The host applies the plugin's own, smaller
+// input limit to the request afterwards.
+const (
+	maxRequestBytes = 64 << 20
+	maxPluginBytes  = 256 << 20
+)
 
 const evalUsage = `usage: permhost eval --plugin FILE [flags] [REQUEST_FILE|-]
 
@@ -199,7 +202,7 @@ func (f evalFlags) prepare(stdin io.Reader) (host.Options, abi.Request, error) {
 	}
 	// Read here so that a missing file is a usage error, while garbage in a
 	// file that exists is the plugin's failure.
-	wasm, err := os.ReadFile(f.plugin)
+	wasm, err := readBounded(f.plugin, maxPluginBytes)
 	if err != nil {
 		return opts, abi.Request{}, fmt.Errorf("--plugin: %w", err)
 	}
@@ -212,28 +215,46 @@ func (f evalFlags) prepare(stdin io.Reader) (host.Options, abi.Request, error) {
 		opts.Config = json.RawMessage(f.configJSON)
 	}
 
-	var in io.Reader = stdin
-	name := "standard input"
-	if f.request != "-" {
-		file, err := os.Open(f.request)
-		if err != nil {
-			return opts, abi.Request{}, fmt.Errorf("request: %w", err)
-		}
-		defer file.Close()
-		in, name = file, f.request
+	name, data := "standard input", []byte(nil)
+	if f.request == "-" {
+		data, err = readAllBounded(stdin, maxRequestBytes)
+	} else {
+		name = f.request
+		data, err = readBounded(f.request, maxRequestBytes)
 	}
-	data, err := io.ReadAll(io.LimitReader(in, maxRequestBytes+1))
 	if err != nil {
-		return opts, abi.Request{}, fmt.Errorf("reading the request from %s: %w", name, err)
-	}
-	if len(data) > maxRequestBytes {
-		return opts, abi.Request{}, fmt.Errorf("request in %s: larger than %s", name, units.FormatSize(maxRequestBytes))
+		return opts, abi.Request{}, fmt.Errorf("request: %s: %w", name, err)
 	}
 	req, err := decodeEvalRequest(data)
 	if err != nil {
 		return opts, abi.Request{}, fmt.Errorf("request in %s: %w", name, err)
 	}
 	return opts, req, nil
+}
+
+// errTooLarge is returned by readBounded for input over its limit.
+var errTooLarge = errors.New("too large")
+
+// readBounded reads a file of at most limit bytes: a plugin path that names
+// /dev/zero or a huge file gets an error, not the machine's memory.
+func readBounded(path string, limit int64) ([]byte, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	return readAllBounded(file, limit)
+}
+
+func readAllBounded(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%w: more than %s", errTooLarge, units.FormatSize(uint64(limit)))
+	}
+	return data, nil
 }
 
 // decodeEvalRequest parses one abi.Request, refusing unknown fields so that a

@@ -170,6 +170,7 @@ func TestEvalUsageErrors(t *testing.T) {
 		{name: "no plugin", args: []string{reqFile}, wantErr: "--plugin is required"},
 		{name: "missing plugin", args: []string{"--plugin", "no/such.wasm", reqFile}, wantErr: "no/such.wasm"},
 		{name: "missing request", args: []string{"--plugin", good, "no/such.json"}, wantErr: "no/such.json"},
+		{name: "plugin is a directory", args: []string{"--plugin", t.TempDir(), reqFile}, wantErr: "--plugin"},
 		{name: "two requests", args: []string{"--plugin", good, reqFile, reqFile}, wantErr: "at most one REQUEST_FILE"},
 		{name: "unknown flag", args: []string{"--plugin", good, "--verbose", reqFile}, wantErr: "-verbose"},
 		{name: "bad timeout", args: []string{"--plugin", good, "--timeout", "100", reqFile}, wantErr: "needs a unit"},
@@ -288,4 +289,18 @@ func FuzzDecodeEvalRequest(f *testing.F) {
 			t.Fatalf("round trip changed the request:\n%s\n%s", again, again2)
 		}
 	})
+}
+
+func TestReadBounded(t *testing.T) {
+	data, err := readAllBounded(strings.NewReader("12345678"), 8)
+	require.NoError(t, err)
+	assert.Equal(t, "12345678", string(data))
+
+	_, err = readAllBounded(strings.NewReader("123456789"), 8)
+	assert.ErrorIs(t, err, errTooLarge)
+	assert.ErrorContains(t, err, "more than 8B")
+
+	// An endless file stops at the bound instead of eating memory.
+	_, err = readBounded("/dev/zero", 1<<10)
+	assert.ErrorIs(t, err, errTooLarge)
 }
