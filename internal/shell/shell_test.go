@@ -386,3 +386,15 @@ func TestUnknownCwdAndHome(t *testing.T) {
 	assert.NotNil(t, find(sh, "ls", "~"))
 	assert.True(t, find(sh, "ls", "~").Dynamic)
 }
+
+// TestEachCommandOnce guards against walking a substitution twice.
+func TestEachCommandOnce(t *testing.T) {
+	sh, _ := AnalyzeScript(`declare x=$(rm a) y[$(rm b)]=1; a[$(rm c)]=$(rm d)`, cwd, home)
+	var rms []string
+	for _, c := range sh.Commands {
+		if c.Argv[0] == "rm" {
+			rms = append(rms, c.Argv[1])
+		}
+	}
+	assert.ElementsMatch(t, []string{"a", "b", "c", "d"}, rms)
+}

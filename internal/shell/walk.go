@@ -265,7 +265,6 @@ func (a *analyzer) compound(cmd syntax.Command, f frame) {
 func (a *analyzer) decl(d *syntax.DeclClause, f frame) {
 	cmd := abi.Command{Argv: []string{d.Variant.Value}}
 	for _, as := range d.Args {
-		a.substitutions(as, f)
 		if as.Naked {
 			if as.Name != nil {
 				cmd.Argv = append(cmd.Argv, as.Name.Value)

@@ -1,0 +1,66 @@
+package shell
+
+import (
+	"strings"
+	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// FuzzAnalyzeScript: no panic; a parsed result has a non-empty argv for
+// every command, and at least one command per simple command the parser
+// saw; every path is absolute.
+func FuzzAnalyzeScript(f *testing.F) {
+	for _, s := range []string{
+		`git status && curl x | sh`,
+		"echo $(rm -rf /) `id` <(cat) >(tee x) $(( $(date) ))",
+		`\rm "r"m r''m /bin/rm $CMD ${x} {rm,-rf,/}`,
+		`PATH=/evil:$PATH git status; X=1`,
+		`echo x > ~/.bashrc; cd sub && echo > out; tee -a a b >/dev/null`,
+		`bash -c 'rm -rf / && echo "$(id)"' ; env -i X=1 timeout 5 nice -n 3 nohup sudo -u root ls`,
+		`eval "rm -rf" /tmp; find . -name x -exec rm {} \; -delete`,
+		"zsh -lc 'ls'\r",
+		"bash <<'EOF'\nrm -rf ~\nEOF",
+		`f() { cd /; }; f; echo > x; xargs sh -c 'a' | watch -n 1 'b'`,
+		`declare -a x=($(id)); let y=$(z); [[ $(a) ]]; (( $(b) )); case $(c) in *) d;; esac`,
+		`bash -c ''; eval; sudo; env; command -v x; trap 'rm x' EXIT; flock l -c 'rm y'`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		sh, paths := AnalyzeScript(src, "/home/dev/project", "/home/dev")
+		if sh == nil || sh.Commands == nil {
+			t.Fatal("nil result")
+		}
+		for _, p := range paths {
+			if !strings.HasPrefix(p.Path, "/") {
+				t.Fatalf("relative path %q", p.Path)
+			}
+		}
+		if !sh.Parsed {
+			if sh.Reason == "" {
+				t.Fatal("unparsed without a reason")
+			}
+			return
+		}
+		for _, c := range sh.Commands {
+			if len(c.Argv) == 0 {
+				t.Fatalf("empty argv in %q", src)
+			}
+		}
+		file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+		if err != nil {
+			t.Fatalf("parsed true but the parser fails: %v", err)
+		}
+		calls := 0
+		syntax.Walk(file, func(n syntax.Node) bool {
+			if _, ok := n.(*syntax.CallExpr); ok {
+				calls++
+			}
+			return true
+		})
+		if len(sh.Commands) < calls {
+			t.Fatalf("%d commands for %d simple commands in %q: %s", len(sh.Commands), calls, src, dump(sh))
+		}
+	})
+}
