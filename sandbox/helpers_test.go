@@ -33,6 +33,9 @@ var goWasm struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if goRuntime.r != nil {
+		goRuntime.r.Close(context.Background())
+	}
 	if goWasm.dir != "" {
 		os.RemoveAll(goWasm.dir)
 	}
@@ -216,4 +219,39 @@ func loadAverage() string {
 		return "unknown"
 	}
 	return strings.Fields(string(b))[0]
+}
+
+// goRuntime is shared by the tests that run the Go module: compiling 3.3 MB
+// is the slowest step under -race, so it happens once.
+var goRuntime struct {
+	once sync.Once
+	r    wazero.Runtime
+	cm   wazero.CompiledModule
+	err  error
+}
+
+// instantiateGo returns a new instance of bin, the instrumented Go module,
+// in a runtime from NewRuntime with default limits.
+func instantiateGo(t testing.TB, bin []byte) (api.Module, *LimitedWriter) {
+	t.Helper()
+	ctx := context.Background()
+	goRuntime.once.Do(func() {
+		goRuntime.r, goRuntime.err = NewRuntime(ctx, Limits{}, nil)
+		if goRuntime.err == nil {
+			goRuntime.cm, goRuntime.err = CompileModule(ctx, goRuntime.r, bin)
+		}
+		if goRuntime.err == nil {
+			goRuntime.err = CheckImports(goRuntime.cm)
+		}
+	})
+	if goRuntime.err != nil {
+		t.Fatal(goRuntime.err)
+	}
+	logs := NewLimitedWriter(4096)
+	mod, err := goRuntime.r.InstantiateModule(ctx, goRuntime.cm, ModuleConfig(logs, logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mod.Close(ctx) })
+	return mod, logs
 }
