@@ -264,8 +264,10 @@ func TestEnvironment(t *testing.T) {
 		{"LD_PRELOAD", `LD_PRELOAD=/tmp/x.so ls`, []check{parsed, assigns("ls", abi.Assignment{Name: "LD_PRELOAD", Value: "/tmp/x.so"})}},
 		{"env GIT_SSH_COMMAND", `env GIT_SSH_COMMAND='sh -c x' git fetch`, []check{parsed, assigns("git", abi.Assignment{Name: "GIT_SSH_COMMAND", Value: "sh -c x"})}},
 		{"inherited into bash -c", `A=1 bash -c 'B=2 git status'`, []check{parsed, assigns("git", abi.Assignment{Name: "A", Value: "1"}, abi.Assignment{Name: "B", Value: "2"})}},
-		{"assignment alone", `PATH=/evil; git status`, []check{parsed, has("PATH=/evil"), assigns("PATH=/evil", abi.Assignment{Name: "PATH", Value: "/evil"})}},
-		{"export", `export PATH=/evil`, []check{parsed, static("export", "PATH=/evil")}},
+		{"assignment alone", `PATH=/evil; git status`, []check{parsed, has("PATH=/evil"), assigns("PATH=/evil", abi.Assignment{Name: "PATH", Value: "/evil"}),
+			assigns("git", abi.Assignment{Name: "PATH", Value: "/evil"})}},
+		{"export", `export PATH=/evil; git status`, []check{parsed, static("export", "PATH=/evil"), assigns("git", abi.Assignment{Name: "PATH", Value: "/evil"})}},
+		{"subshell assignment stays inside", `(PATH=/evil); git status`, []check{parsed, assigns("git")}},
 	})
 }
 

@@ -67,7 +67,11 @@ type analyzer struct {
 	dirLost  bool
 	// cond counts enclosing conditional or deferred code (if, loops, case,
 	// functions, the right of && and ||), where a cd may or may not run.
-	cond    int
+	cond int
+	// vars are the variables set so far in this shell (NAME=value alone,
+	// export, declare...): PATH=/evil; git runs /evil/git, so later
+	// commands carry them among their assignments.
+	vars    []abi.Assignment
 	cmds    []abi.Command
 	paths   []abi.Path
 	reasons []string
@@ -151,9 +155,9 @@ func (a *analyzer) stmts(list []*syntax.Stmt, f frame) {
 
 // subshell runs walk in a child process: a cd inside does not leak out.
 func (a *analyzer) subshell(walk func()) {
-	dir, known, lost, cond := a.dir, a.dirKnown, a.dirLost, a.cond
+	dir, known, lost, cond, vars := a.dir, a.dirKnown, a.dirLost, a.cond, a.vars
 	walk()
-	a.dir, a.dirKnown, a.dirLost, a.cond = dir, known, lost, cond
+	a.dir, a.dirKnown, a.dirLost, a.cond, a.vars = dir, known, lost, cond, vars
 }
 
 // conditional walks code that may or may not run.
@@ -280,7 +284,9 @@ func (a *analyzer) decl(d *syntax.DeclClause, f frame) {
 		cmd.Argv = append(cmd.Argv, a.print(as))
 		cmd.Dynamic = cmd.Dynamic || dyn
 	}
+	own := cmd.Assignments
 	a.emit(cmd, f)
+	a.vars = append(a.vars[:len(a.vars):len(a.vars)], own...)
 }
 
 // assign resolves NAME=value; a value that depends on run-time values is
@@ -323,6 +329,7 @@ func (a *analyzer) call(ce *syntax.CallExpr, redirs []abi.Redirect, stdin *word,
 			cmd.Argv = append(cmd.Argv, a.print(as))
 		}
 		a.emit(cmd, f)
+		a.vars = append(a.vars[:len(a.vars):len(a.vars)], assigns...)
 		return
 	}
 	words := make([]word, 0, len(ce.Args))
@@ -338,8 +345,9 @@ func (a *analyzer) emit(cmd abi.Command, f frame) {
 	if len(f.wrappers) > 0 {
 		cmd.Wrappers = append([]string(nil), f.wrappers...)
 	}
-	if len(f.assigns) > 0 {
-		cmd.Assignments = append(append([]abi.Assignment(nil), f.assigns...), cmd.Assignments...)
+	if len(a.vars)+len(f.assigns) > 0 {
+		inherited := append(append([]abi.Assignment(nil), a.vars...), f.assigns...)
+		cmd.Assignments = append(inherited, cmd.Assignments...)
 	}
 	cmd.Context = f.ctx
 	cmd.Dynamic = cmd.Dynamic || f.dynamic
