@@ -23,7 +23,8 @@ type input struct {
 // {"command": ["/bin/bash", "-lc", "script"], "cwd": "/dir"}; a v2
 // subject {"type":"command","command":...,"cwd":...} has the same keys.
 // An argv that does not run a shell is analysed as that argv. A rawInput
-// cwd, when absolute, replaces cwd. home, when not empty, expands "~".
+// cwd, when absolute, is where relative paths resolve; InsideCwd is always
+// against the session's cwd. home, when not empty, expands "~".
 // Analyze returns nil, nil when there is no command.
 func Analyze(rawInput json.RawMessage, cwd, home string) (*abi.Shell, []abi.Path) {
 	raw := bytes.TrimSpace(rawInput)
@@ -38,16 +39,19 @@ func Analyze(rawInput json.RawMessage, cwd, home string) (*abi.Shell, []abi.Path
 	if len(cmd) == 0 || bytes.Equal(cmd, []byte("null")) {
 		return nil, nil
 	}
+	a := newAnalyzer(cwd, home)
 	if in.Cwd != nil && path.IsAbs(*in.Cwd) {
-		cwd = *in.Cwd
+		// The command runs there; insideCwd still refers to the session's.
+		a.dir, a.dirKnown = path.Clean(*in.Cwd), true
 	}
 	var script string
 	if err := json.Unmarshal(cmd, &script); err == nil {
-		return AnalyzeScript(script, cwd, home)
+		a.script(script, frame{}, syntax.LangBash)
+		return a.result(script)
 	}
 	var argv []string
 	if err := json.Unmarshal(cmd, &argv); err == nil {
-		return AnalyzeArgv(argv, cwd, home)
+		return a.argv(argv)
 	}
 	return &abi.Shell{
 		Source:   string(cmd),
@@ -67,7 +71,10 @@ func AnalyzeScript(src, cwd, home string) (*abi.Shell, []abi.Path) {
 // AnalyzeArgv analyses a command given as an argv, as exec would run it:
 // no shell parses it, but wrappers (bash -c among them) are unwrapped.
 func AnalyzeArgv(argv []string, cwd, home string) (*abi.Shell, []abi.Path) {
-	a := newAnalyzer(cwd, home)
+	return newAnalyzer(cwd, home).argv(argv)
+}
+
+func (a *analyzer) argv(argv []string) (*abi.Shell, []abi.Path) {
 	src := quoteArgv(argv)
 	if len(argv) == 0 {
 		a.fail("empty argv")

@@ -376,9 +376,12 @@ func TestAnalyzeRawInput(t *testing.T) {
 		assert.Nil(t, sh, none)
 		assert.Nil(t, paths, none)
 	}
-	// codex's cwd replaces the session's.
-	_, paths := Analyze(json.RawMessage(`{"command":["bash","-c","echo > out"],"cwd":"/srv/app"}`), cwd, home)
-	assert.Equal(t, []abi.Path{{Path: "/srv/app/out", Access: "write", InsideCwd: true, Source: "redirect"}}, paths)
+	// codex's cwd is where the command runs; insideCwd is the session's.
+	_, paths := Analyze(json.RawMessage(`{"command":["bash","-c","echo > out; echo > ../project/x"],"cwd":"/home/dev/app"}`), cwd, home)
+	assert.Equal(t, []abi.Path{
+		{Path: "/home/dev/app/out", Access: "write", InsideCwd: false, Source: "redirect"},
+		{Path: cwd + "/x", Access: "write", InsideCwd: true, Source: "redirect"},
+	}, paths)
 }
 
 func TestUnknownCwdAndHome(t *testing.T) {
