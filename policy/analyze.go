@@ -1,9 +1,11 @@
 package policy
 
-import "github.com/permhost/permhost/abi"
+import (
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/shell"
+)
 
-// analyze fills the shell analysis and paths of a request.
-// TODO(lead): wire internal/shell once it lands.
+// analyze fills the shell analysis and the paths of a request.
 func analyze(tc abi.ToolCall, cwd, home string) (*abi.Shell, []abi.Path) {
-	return nil, nil
+	return shell.FromToolCall(tc, cwd, home)
 }
