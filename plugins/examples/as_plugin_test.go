@@ -195,3 +195,17 @@ func TestReadonlyASImports(t *testing.T) {
 		t.Logf("%s: %d bytes, %d imports", path, fi.Size(), n)
 	}
 }
+
+// BenchmarkReadonlyAS is one warm decision of the AssemblyScript plugin.
+func BenchmarkReadonlyAS(b *testing.B) {
+	plugin := loadExample(b, "readonly-as")
+	req := transcriptRequests(b, "claude-allow.jsonl")[1]
+	req.ToolCall.Kind = abi.KindRead
+	req.Paths[0].Access = abi.AccessRead
+	ctx := context.Background()
+	for b.Loop() {
+		if d, err := plugin.Decide(ctx, req); err != nil || d.Outcome != abi.OutcomeAllow {
+			b.Fatal(d, err)
+		}
+	}
+}

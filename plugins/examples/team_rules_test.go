@@ -351,3 +351,17 @@ func TestTeamRules(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkTeamRules is one warm decision on a realistic request (config
+// parsed on every call, as the plugin does).
+func BenchmarkTeamRules(b *testing.B) {
+	plugin := loadExample(b, "team-rules")
+	req := codexExec("git status && npm test", parsedShell("git status && npm test", argv("git", "status"), argv("npm", "test")))
+	req.Config = json.RawMessage(teamRulesConfig)
+	ctx := context.Background()
+	for b.Loop() {
+		if d, err := plugin.Decide(ctx, req); err != nil || d.Outcome != abi.OutcomeAllow {
+			b.Fatal(d, err)
+		}
+	}
+}
