@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/permhost/permhost/abi"
 )
 
 // FuzzAnalyzeScript: no panic; a parsed result has a non-empty argv for
@@ -61,6 +63,28 @@ func FuzzAnalyzeScript(f *testing.F) {
 		})
 		if len(sh.Commands) < calls {
 			t.Fatalf("%d commands for %d simple commands in %q: %s", len(sh.Commands), calls, src, dump(sh))
+		}
+	})
+}
+
+// FuzzToolCall: a tool call's rawInput, content and kind never make
+// Analyze or ToolPaths panic, and every path is absolute with a known
+// access.
+func FuzzToolCall(f *testing.F) {
+	f.Add("execute", []byte(`{"command":"rm -rf build","description":"x"}`), []byte(`[]`))
+	f.Add("execute", []byte(`{"command":["/bin/bash","-lc","echo > out"],"cwd":"/srv"}`), []byte(`null`))
+	f.Add("edit", []byte(`{"file_path":"a","changes":{"/b":{"type":"update","move_path":"c"}}}`), []byte(`[{"type":"diff","path":"d","newText":""}]`))
+	f.Add("search", []byte(`{"path":"~/x","paths":["y",1]}`), []byte(`{}`))
+	f.Fuzz(func(t *testing.T, kind string, rawInput, content []byte) {
+		tc := abi.ToolCall{Kind: kind, RawInput: rawInput, Content: content}
+		sh, paths := FromToolCall(tc, "/home/dev/project", "/home/dev")
+		if sh != nil && sh.Commands == nil {
+			t.Fatal("nil commands")
+		}
+		for _, p := range paths {
+			if !strings.HasPrefix(p.Path, "/") || (p.Access != abi.AccessRead && p.Access != abi.AccessWrite) {
+				t.Fatalf("bad path %+v", p)
+			}
 		}
 	})
 }

@@ -74,6 +74,7 @@ type analyzer struct {
 	vars    []abi.Assignment
 	cmds    []abi.Command
 	paths   []abi.Path
+	seen    map[string]bool // access and path of each of paths
 	reasons []string
 	cfg     *expand.Config
 	printer *syntax.Printer
@@ -533,11 +534,14 @@ func (a *analyzer) touch(w word, access, source string) {
 }
 
 func (a *analyzer) addPath(p, access, source string) {
-	for _, q := range a.paths {
-		if q.Path == p && q.Access == access {
-			return
-		}
+	key := access + "\x00" + p
+	if a.seen[key] {
+		return
 	}
+	if a.seen == nil {
+		a.seen = map[string]bool{}
+	}
+	a.seen[key] = true
 	a.paths = append(a.paths, abi.Path{Path: p, Access: access, InsideCwd: inside(p, a.cwd), Source: source})
 }
 
