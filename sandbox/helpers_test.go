@@ -238,7 +238,8 @@ func instantiateGo(t testing.TB, bin []byte) (api.Module, *LimitedWriter) {
 	goRuntime.once.Do(func() {
 		goRuntime.r, goRuntime.err = NewRuntime(ctx, Limits{}, nil)
 		if goRuntime.err == nil {
-			goRuntime.cm, goRuntime.err = CompileModule(ctx, goRuntime.r, bin)
+			cctx := experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
+			goRuntime.cm, goRuntime.err = CompileModule(cctx, goRuntime.r, bin)
 		}
 		if goRuntime.err == nil {
 			goRuntime.err = CheckImports(goRuntime.cm)
