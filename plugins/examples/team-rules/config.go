@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/permhost/permhost/abi"
 )
@@ -59,6 +60,34 @@ var toolKinds = map[string]bool{
 	abi.KindRead: true, abi.KindEdit: true, abi.KindDelete: true, abi.KindMove: true,
 	abi.KindSearch: true, abi.KindExecute: true, abi.KindThink: true, abi.KindFetch: true,
 	abi.KindSwitchMode: true, abi.KindOther: true,
+}
+
+// lastConfig keeps the most recent parsed configuration: an instance serves
+// many calls, nearly always with the same config, and parsing it is most of
+// the cost of a decision. A config is never modified after parsing.
+var lastConfig struct {
+	sync.Mutex
+	raw []byte
+	cfg config
+}
+
+// cachedConfig is parseConfig with a one-entry cache keyed by the bytes.
+func cachedConfig(raw json.RawMessage) (config, error) {
+	lastConfig.Lock()
+	defer lastConfig.Unlock()
+	if lastConfig.raw != nil && bytes.Equal(lastConfig.raw, raw) {
+		return lastConfig.cfg, nil
+	}
+	cfg, err := parseConfig(raw)
+	if err != nil {
+		return config{}, err
+	}
+	lastConfig.raw = bytes.Clone(raw)
+	if lastConfig.raw == nil {
+		lastConfig.raw = []byte{}
+	}
+	lastConfig.cfg = cfg
+	return cfg, nil
 }
 
 // parseConfig validates the plugin's configuration. No configuration, or one

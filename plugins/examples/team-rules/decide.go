@@ -16,7 +16,7 @@ const name = "team-rules"
 // whole call, else abstain. A bad config is an error, which permhost treats
 // as a plugin failure (never as an allow).
 func decide(req abi.Request) (abi.Decision, error) {
-	cfg, err := parseConfig(req.Config)
+	cfg, err := cachedConfig(req.Config)
 	if err != nil {
 		return abi.Decision{}, err
 	}
@@ -78,7 +78,17 @@ type call struct {
 	kind  string
 	home  string
 	paths []touched
-	urls  []foundURL
+	// urls is filled on first use: finding them decodes rawInput, and most
+	// configs have no domains rule.
+	urls      []foundURL
+	urlsFound bool
+}
+
+func (c *call) mentionedURLs() []foundURL {
+	if !c.urlsFound {
+		c.urls, c.urlsFound = urlsOf(c.req), true
+	}
+	return c.urls
 }
 
 func newCall(req abi.Request, home string) *call {
@@ -86,7 +96,7 @@ func newCall(req abi.Request, home string) *call {
 	if kind == "" {
 		kind = abi.KindOther // ACP's default
 	}
-	return &call{req: req, kind: kind, home: home, paths: touchedPaths(req, home), urls: urlsOf(req)}
+	return &call{req: req, kind: kind, home: home, paths: touchedPaths(req, home)}
 }
 
 // matchesAny is the test of reject and ask rules: every condition the rule
@@ -176,7 +186,7 @@ func (c *call) pathMatching(r rule, allow bool) (string, bool) {
 }
 
 func (c *call) urlMatching(domains []string) (string, bool) {
-	for _, u := range c.urls {
+	for _, u := range c.mentionedURLs() {
 		for _, d := range domains {
 			if u.host != "" && domainMatches(d, u.host) || u.host == "" && mentionsDomain(d, u.raw) {
 				return u.raw, true
@@ -209,10 +219,11 @@ func (c *call) applies(r rule) bool {
 		}
 	}
 	if len(r.domains) > 0 {
-		if len(c.urls) == 0 {
+		urls := c.mentionedURLs()
+		if len(urls) == 0 {
 			return false
 		}
-		for _, u := range c.urls {
+		for _, u := range urls {
 			if u.host == "" || !slices.ContainsFunc(r.domains, func(d string) bool { return domainMatches(d, u.host) }) {
 				return false
 			}

@@ -395,3 +395,29 @@ func TestDecideToolAndDomains(t *testing.T) {
 		})
 	}
 }
+
+// The one-entry config cache returns what a fresh parse would, follows a
+// change of config, and never caches an error.
+func TestCachedConfig(t *testing.T) {
+	a := json.RawMessage(`{"rules":[{"action":"reject","kind":"edit"}]}`)
+	b := json.RawMessage(`{"rules":[{"action":"ask","kind":"edit"}]}`)
+	bad := json.RawMessage(`{"rules":[{"action":"nope","kind":"edit"}]}`)
+	for i, tt := range []struct {
+		raw  json.RawMessage
+		want abi.Outcome
+	}{{a, abi.OutcomeReject}, {a, abi.OutcomeReject}, {b, abi.OutcomeAsk}, {bad, ""}, {bad, ""}, {a, abi.OutcomeReject}, {nil, ""}, {b, abi.OutcomeAsk}} {
+		cfg, err := cachedConfig(tt.raw)
+		if tt.want == "" {
+			if tt.raw != nil && err == nil {
+				t.Errorf("step %d: no error for %s", i, tt.raw)
+			}
+			if tt.raw == nil && (err != nil || len(cfg.rules) != 0) {
+				t.Errorf("step %d: nil config gave %v %v", i, cfg, err)
+			}
+			continue
+		}
+		if err != nil || len(cfg.rules) != 1 || cfg.rules[0].action != tt.want {
+			t.Errorf("step %d: got %+v %v, want one %s rule", i, cfg.rules, err, tt.want)
+		}
+	}
+}
