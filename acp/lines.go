@@ -53,8 +53,12 @@ func (l *lineReader) next() ([]byte, error) {
 	l.big = append(l.big[:0], line...)
 	for {
 		line, err = l.r.ReadSlice('\n')
-		if len(l.big)+len(line) > l.max {
+		n := len(l.big) + len(line)
+		if n > l.max {
 			return nil, &LineTooLongError{From: l.from, Limit: l.max}
+		}
+		if n > cap(l.big) { // double: append's gentler growth copies a huge line many times
+			l.big = append(make([]byte, 0, 2*n), l.big...)
 		}
 		l.big = append(l.big, line...)
 		switch {

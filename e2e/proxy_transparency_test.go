@@ -59,7 +59,8 @@ func TestProxyTransparency(t *testing.T) {
 	if err := os.WriteFile(emit, agentCorpus, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd, stderr := pxCommand(t, nil, "transparent", record, emit)
+	// The agent sends its 64 MiB after the editor closed stdin: give it time.
+	cmd, stderr := pxCommand(t, []string{"--shutdown-grace", "2m"}, "transparent", record, emit)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
