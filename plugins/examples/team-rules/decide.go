@@ -197,8 +197,9 @@ func (c *call) urlMatching(domains []string) (string, bool) {
 }
 
 // applies is the first half of the allow test: the rule's kind and tool
-// hold, every path the call touches is a known path matching its globs (and
-// there is at least one), and every URL the call mentions has a host
+// hold, every path the call touches is a known path matching its globs
+// (and, for a call without a shell script, there is at least one), and
+// every URL the call mentions has a host
 // matching its domains (and there is at least one).
 func (c *call) applies(r rule) bool {
 	if len(r.kinds) > 0 && !slices.Contains(r.kinds, c.kind) {
@@ -208,7 +209,9 @@ func (c *call) applies(r rule) bool {
 		return false
 	}
 	if len(r.paths) > 0 {
-		if len(c.paths) == 0 {
+		// A file edit with no known file cannot be vouched for; a script
+		// that touches no file is normal (its commands are checked apart).
+		if len(c.paths) == 0 && c.req.Shell == nil {
 			return false
 		}
 		globs := c.globs(r)

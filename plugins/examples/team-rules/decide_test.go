@@ -102,6 +102,12 @@ func TestDecide(t *testing.T) {
 		{"redirect to /dev/null and fd dup", execReq("npm test >/dev/null 2>&1", true, withCmd(cmd("npm", "test"), func(c *abi.Command) {
 			c.Redirects = []abi.Redirect{{Op: ">", Target: "/dev/null", Write: true}, {Op: ">&", Target: "1", Write: true}}
 		})), abi.OutcomeAllow, "rules[0]"},
+		{"script touching no file, rule with paths", execReq("go build", true, cmd("go", "build")), abi.OutcomeAllow, "rules[5] (allow)"},
+		{"script writing outside the rule's paths", func() abi.Request {
+			r := execReq("go build -o /usr/local/bin/x", true, cmd("go", "build", "-o", "/usr/local/bin/x"))
+			r.Paths = []abi.Path{{Path: "/usr/local/bin/x", Access: abi.AccessWrite, Source: "argv"}}
+			return r
+		}(), abi.OutcomeAbstain, "rules[5] (allow) does not apply"},
 		{"redirect covered by an allow rule's paths", execReq("go build > bin/log", true, withCmd(cmd("go", "build"), func(c *abi.Command) {
 			c.Redirects = []abi.Redirect{{Op: ">", Target: "bin/log", Write: true}}
 		})), abi.OutcomeAllow, "rules[5] (allow)"},
