@@ -31,6 +31,22 @@ check:
 	@git diff --exit-code go.mod go.sum || (echo "go mod tidy changed go.mod/go.sum"; exit 1)
 	$(MAKE) test
 
+# Measurements (BENCHMARKS.md explains each row). bench: every comparison
+# side by side in one run, ~10 min; soak: 1,000,000 messages and 10,000
+# permission requests through the real binary, ~15 min; fuzz: every native
+# fuzz target for FUZZTIME each (FUZZ filters "dir:FuzzName").
+FUZZTIME ?= 30s
+FUZZ     ?= .
+
+bench: build plugins
+	$(GO) run ./bench/cmd/permhost-bench -permhost $(BIN) -plugins $(PLUGINS) -out BENCHMARKS.md
+
+soak: build plugins
+	PERMHOST_SOAK=long $(GOTEST) -count=1 -timeout 25m -run '^TestSoak' -v ./e2e
+
+fuzz:
+	bench/fuzz.sh $(FUZZTIME) '$(FUZZ)'
+
 # Reassemble the hand-written fixtures (needs wabt); tests use the committed .wasm.
 wat:
 	for f in testdata/wasm/*.wat; do wat2wasm --enable-all "$$f" -o "$${f%.wat}.wasm"; done

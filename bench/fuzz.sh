@@ -1,0 +1,47 @@
+#!/bin/sh
+# fuzz.sh runs every native Go fuzz target in the repository (nested plugin
+# modules included) for FUZZTIME each, one after another, and lists the
+# targets that failed. A failing input is saved by `go test` under the
+# package's testdata/fuzz/FuzzXxx/, where it stays as a regression seed.
+#
+#	bench/fuzz.sh [FUZZTIME] [TARGET_REGEXP]
+#
+# FUZZTIME defaults to 30s; TARGET_REGEXP (default: every target) filters
+# "dir:FuzzName", e.g. 'acp:|FuzzDecodeDecision'.
+set -u
+fuzztime=${1:-30s}
+filter=${2:-.}
+cd "$(dirname "$0")/.." || exit 2
+
+targets=$(grep -rl --include='*_test.go' --exclude-dir=node_modules --exclude-dir=.git --exclude-dir=build '^func Fuzz' . |
+	sort | while read -r file; do
+		dir=$(dirname "$file")
+		sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$file" | while read -r name; do
+			echo "${dir#./}:$name"
+		done
+	done | grep -E -- "$filter")
+
+if [ -z "$targets" ]; then
+	echo "fuzz.sh: no fuzz target matches $filter" >&2
+	exit 2
+fi
+
+failed=""
+n=0
+for t in $targets; do
+	dir=${t%%:*}
+	name=${t#*:}
+	n=$((n + 1))
+	echo "=== fuzz $dir $name for $fuzztime"
+	# Run in the package's directory so that nested modules (plugins/...)
+	# use their own go.mod.
+	if ! (cd "$dir" && go test -run '^$' -fuzz "^$name\$" -fuzztime "$fuzztime" .); then
+		failed="$failed $dir:$name"
+	fi
+done
+
+if [ -n "$failed" ]; then
+	echo "fuzz.sh: FAILED:$failed (crashers are under each package's testdata/fuzz/)" >&2
+	exit 1
+fi
+echo "fuzz.sh: $n targets ran clean for $fuzztime each"
