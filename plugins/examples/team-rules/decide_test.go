@@ -427,3 +427,25 @@ func TestCachedConfig(t *testing.T) {
 		}
 	}
 }
+
+// FuzzURLs: finding URLs in arbitrary text never panics, and a host it
+// reports is lower case, without a trailing dot or the characters of URL
+// tricks.
+func FuzzURLs(f *testing.F) {
+	for _, s := range []string{"see https://Example.COM./x", `https://a\@b.c/`, "ftp://[::1]:21/", "x://", "://y", "http://%zz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, u := range urlsIn(s) {
+			if u.host == "" {
+				continue
+			}
+			if u.host != strings.ToLower(u.host) || strings.HasSuffix(u.host, ".") || strings.ContainsAny(u.host, "\\$`*@%") {
+				t.Fatalf("%q: host %q", s, u.host)
+			}
+			if !strings.Contains(s, u.raw) {
+				t.Fatalf("%q: raw %q not in the text", s, u.raw)
+			}
+		}
+	})
+}

@@ -309,7 +309,7 @@ func parseURL(raw, asURL string) foundURL {
 	if err != nil || u.Host == "" {
 		return f
 	}
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	host := strings.TrimRight(strings.ToLower(u.Hostname()), ".")
 	// A host with characters no host name has (a backslash trick, an
 	// unresolved variable) is left unparsed, so that only rejects match it.
 	if host == "" || strings.ContainsAny(host, "\\$`*@%") {
