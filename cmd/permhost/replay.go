@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/permhost/permhost/policy"
+)
+
+func init() {
+	commands["replay"] = command{summary: "run recorded ACP traffic through today's policy and show where it differs", run: runReplay}
+}
+
+const replayUsage = `usage: permhost replay [--config FILE] [--json] [--fail-on-diff] TRANSCRIPT...
+
+Reads recorded ACP traffic — the transcript format of shared/transcripts
+({"seq","ts","dir","msg"} per line) or plain ACP lines — rebuilds session and
+tool-call state as the proxy does, and runs every permission request through
+today's policy. Prints a table: the request, today's decision (an option id,
+"cancelled", or "ask" when the person would decide), what was actually
+answered, and "≠" where today's policy would answer differently by itself.
+
+Exit status: 0; 1 with --fail-on-diff when a decision differs; 2 usage,
+configuration or transcript errors.`
+
+func runReplay(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, replayUsage) }
+	configFlag := fs.String("config", "", configUsage)
+	asJSON := fs.Bool("json", false, "print one JSON object per request instead of a table")
+	failOnDiff := fs.Bool("fail-on-diff", false, "exit 1 when today's policy differs from what was answered")
+	cacheDir := fs.String("cache-dir", "", `compile cache directory ("off" for none)`)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, replayUsage)
+		return exitUsage
+	}
+	cfg, err := loadConfig(*configFlag)
+	if err != nil {
+		fmt.Fprintln(stderr, "permhost replay:", err)
+		return exitUsage
+	}
+	if cfg != nil {
+		cfg.LogPath = "" // a replay is not a decision
+	}
+	engine, err := policy.New(ctx, policy.Options{Config: cfg, Via: "replay", CacheDir: *cacheDir, ReloadEvery: -1})
+	if err != nil {
+		fmt.Fprintln(stderr, "permhost replay:", err)
+		return exitUsage
+	}
+	defer engine.Close(context.WithoutCancel(ctx))
+
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	differs := false
+	for _, path := range fs.Args() {
+		f, err := os.Open(path)
+		if err != nil {
+			fmt.Fprintln(stderr, "permhost replay:", err)
+			return exitUsage
+		}
+		lines, err := policy.ReadRecording(f)
+		f.Close()
+		if err != nil {
+			fmt.Fprintf(stderr, "permhost replay: %s: %v\n", path, err)
+			return exitUsage
+		}
+		rows, err := engine.Replay(ctx, lines)
+		if err != nil {
+			fmt.Fprintf(stderr, "permhost replay: %s: %v\n", path, err)
+			return exitUsage
+		}
+		if !*asJSON {
+			fmt.Fprintf(stdout, "%s: %d permission request(s)\n", path, len(rows))
+		}
+		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+		if !*asJSON && len(rows) > 0 {
+			fmt.Fprintln(tw, "  #\tkind\ttool call\ttoday\tby\tanswered\t")
+		}
+		for _, r := range rows {
+			differs = differs || r.Differs
+			if *asJSON {
+				enc.Encode(struct {
+					File string `json:"file"`
+					policy.ReplayRow
+				}{path, r})
+				continue
+			}
+			mark := ""
+			if r.Differs {
+				mark = "≠"
+			}
+			actual := r.Actual
+			if actual == "" {
+				actual = "(none)"
+			}
+			by := r.DecidedBy
+			if by == "" {
+				by = "-"
+			}
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Index, r.Kind, clip(r.Title, 40), r.Today, by, actual, mark)
+		}
+		tw.Flush()
+	}
+	if differs && *failOnDiff {
+		return exitFail
+	}
+	return exitOK
+}
+
+// clip shortens s to n runes for a table cell.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

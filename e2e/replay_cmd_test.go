@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/permhost/permhost/internal/acptest"
+)
+
+// TestReplayCommandGolden runs `permhost replay` over every shared
+// transcript with the example configuration and compares the table.
+func TestReplayCommandGolden(t *testing.T) {
+	for _, p := range []string{"protect-secrets", "plan-mode", "team-rules", "explainer"} {
+		examplePlugin(t, p)
+	}
+	dir := filepath.Join(acptest.SharedDir(t), "transcripts")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(files) == 0 {
+		t.Fatal("no transcripts")
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, filepath.Base(f))
+	}
+	config := filepath.Join(repoRoot, "examples", "permhost.toml")
+	replay := func(extra ...string) (int, string, string) {
+		args := append([]string{"replay", "--config", config, "--cache-dir", "off"}, extra...)
+		cmd := exec.Command(permhostBin, append(args, names...)...)
+		cmd.Dir = dir
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, out.String(), errOut.String()
+	}
+	code, out, errOut := replay()
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	golden := filepath.Join("testdata", "replay.golden")
+	if *update {
+		os.WriteFile(golden, []byte(out), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Errorf("replay table differs from %s (-update to rewrite):\n%s", golden, out)
+	}
+	if !strings.Contains(out, "rm -rf build     reject  team-rules  allow     ≠") {
+		t.Errorf("the allowed rm -rf is not marked as a difference")
+	}
+
+	code, out, _ = replay("--json", "--fail-on-diff")
+	if code != 1 {
+		t.Errorf("--fail-on-diff exit %d, want 1", code)
+	}
+	rows := 0
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r struct {
+			File, Today, Actual string
+			Differs             bool
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil || r.File == "" || r.Today == "" {
+			t.Fatalf("--json line %q: %v", line, err)
+		}
+		rows++
+	}
+	if rows != 12 {
+		t.Errorf("%d JSON rows, want 12 (every permission request of the shared transcripts)", rows)
+	}
+}
