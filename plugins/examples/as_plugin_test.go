@@ -52,6 +52,10 @@ func TestReadonlyAS(t *testing.T) {
 	noAllowOnce.Options = noAllowOnce.Options[:1]
 	noCwd := readReq(abi.KindRead, readPath("/home/dev/project/a", true))
 	noCwd.Session.Cwd = ""
+	homeCwd := readReq(abi.KindRead, readPath("/home/dev/.ssh/id_rsa", true))
+	homeCwd.Session.Cwd = "/home/dev"
+	rootCwd := readReq(abi.KindRead, readPath("/etc/hosts", true))
+	rootCwd.Session.Cwd = "/"
 	unicode := readReq(abi.KindRead, readPath("/home/dev/project/données/é.md", true))
 
 	tests := []struct {
@@ -71,6 +75,11 @@ func TestReadonlyAS(t *testing.T) {
 		{"dot-dot segment", readReq(abi.KindRead, readPath("/home/dev/project/../.ssh/id_rsa", true)), abi.OutcomeAbstain, "", "outside"},
 		{"one path outside", readReq(abi.KindRead, readPath("/home/dev/project/a", true), readPath("/home/dev/.aws/credentials", false)), abi.OutcomeAbstain, "", "credentials is outside"},
 		{"no paths", readReq(abi.KindRead), abi.OutcomeAbstain, "", "names no path"},
+		{"dotenv", readReq(abi.KindRead, readPath("/home/dev/project/.env", true)), abi.OutcomeAbstain, "", ".env is a hidden file"},
+		{"inside .git", readReq(abi.KindSearch, readPath("/home/dev/project/.git/config", true)), abi.OutcomeAbstain, "", "hidden"},
+		{"cwd is home, .ssh", homeCwd, abi.OutcomeAbstain, "", "hidden"},
+		{"cwd is root", rootCwd, abi.OutcomeAbstain, "", "root directory"},
+		{"dot inside a name is fine", readReq(abi.KindRead, readPath("/home/dev/project/a.b/c.d", true)), abi.OutcomeAllow, "allow", "read of 1 path"},
 		{"write access", readReq(abi.KindRead, abi.Path{Path: "/home/dev/project/a", Access: abi.AccessWrite, InsideCwd: true}), abi.OutcomeAbstain, "", "not only read"},
 		{"no allow_once offered", noAllowOnce, abi.OutcomeAbstain, "", "no allow_once option"},
 		{"cwd unknown", noCwd, abi.OutcomeAbstain, "", "cwd is unknown"},

@@ -1,8 +1,8 @@
 // readonly-as: a permhost plugin written in AssemblyScript, to show that the
 // plugin ABI needs nothing from Go. It allows (once) a read or search whose
-// every path is a read inside the session's working directory, and abstains on
-// everything else, so it can only ever widen what is allowed to reading the
-// project the person opened.
+// every path is a read of a non-hidden file inside the session's working
+// directory, and abstains on everything else, so it can only ever widen what
+// is allowed to reading the project the person opened.
 
 import { Host } from "@extism/as-pdk";
 import { error_set, alloc, store_u8 } from "@extism/as-pdk/lib/env";
@@ -59,6 +59,9 @@ function decide(req: JSONValue): string {
   if (!cwd.startsWith("/")) {
     return abstain("the session cwd is unknown");
   }
+  if (cwd == "/") {
+    return abstain("the session cwd is the root directory");
+  }
   const paths = req.get("paths");
   if (paths === null || paths.kind != Kind.Array || paths.items.length == 0) {
     return abstain("the call names no path");
@@ -72,6 +75,12 @@ function decide(req: JSONValue): string {
     const inside = p.get("insideCwd");
     if (inside === null || inside.kind != Kind.Bool || !inside.bool || !under(path, cwd)) {
       return abstain(path + " is outside " + cwd);
+    }
+    // Hidden files and directories (.env, .git, .npmrc, .ssh when the cwd
+    // is a home directory) are where credentials live: leave them to a
+    // person or to a plugin that knows them.
+    if (hidden(path, cwd)) {
+      return abstain(path + " is a hidden file or inside a hidden directory");
     }
   }
   if (!offers(req, "allow_once")) {
@@ -96,6 +105,16 @@ function under(path: string, dir: string): bool {
   if (path == dir) return true;
   const prefix = dir == "/" ? "/" : dir + "/";
   return path.startsWith(prefix);
+}
+
+// hidden reports whether a segment of path below dir starts with a dot.
+function hidden(path: string, dir: string): bool {
+  if (path.length <= dir.length) return false;
+  const segments = path.substring(dir.length).split("/");
+  for (let i = 0; i < segments.length; i++) {
+    if (segments[i].startsWith(".")) return true;
+  }
+  return false;
 }
 
 function offers(req: JSONValue, optionKind: string): bool {
