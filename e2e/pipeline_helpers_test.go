@@ -644,6 +644,19 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 // before anything later about the call, and never the request.
 func (r *pipelineRun) checkRejected(p permRequest, decidedBy string) {
 	r.t.Helper()
+	r.checkPluginAnswer(p, decidedBy)
+	if i := r.client.index(func(m *wireMsg) bool {
+		return m.Method == "session/request_permission" && bytes.Contains(m.Raw, []byte(`"toolCallId":"`+p.toolCallID+`"`))
+	}); i >= 0 {
+		r.t.Errorf("the client received the request permhost answered: %.200s", r.client.received()[i].Raw)
+	}
+}
+
+// checkPluginAnswer checks that the agent got p's reject_once option with
+// its own id, once, and that the client saw the decision before anything
+// later about the call.
+func (r *pipelineRun) checkPluginAnswer(p permRequest, decidedBy string) {
+	r.t.Helper()
 	t := r.t
 	reject := p.optionOfKind("reject_once")
 	want := selectedLine(p.id, reject)
@@ -660,11 +673,6 @@ func (r *pipelineRun) checkRejected(p permRequest, decidedBy string) {
 		if j < at {
 			t.Errorf("the client saw %.120s before permhost's decision on %s", later, p.toolCallID)
 		}
-	}
-	if i := r.client.index(func(m *wireMsg) bool {
-		return m.Method == "session/request_permission" && bytes.Contains(m.Raw, []byte(`"toolCallId":"`+p.toolCallID+`"`))
-	}); i >= 0 {
-		t.Errorf("the client received the request permhost answered: %.200s", r.client.received()[i].Raw)
 	}
 }
 
