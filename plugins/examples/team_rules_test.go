@@ -305,7 +305,7 @@ func TestTeamRules(t *testing.T) {
 		{"unparsed script of allowed words", claudeBash("npm test <(", false, argv("npm", "test")), abi.OutcomeAbstain, "", "not fully parsed"},
 		{"PATH assignment", claudeBash("PATH=/tmp/evil:$PATH npm test", true, withAssign), abi.OutcomeAbstain, "", "PATH="},
 		{"LD_PRELOAD through env", claudeBash("env LD_PRELOAD=/tmp/x.so git status", true, preload), abi.OutcomeAbstain, "", "LD_PRELOAD="},
-		{"redirect into ~/.bashrc", claudeBash("npm test > ~/.bashrc", true, redirect), abi.OutcomeAbstain, "", "writes /home/dev/.bashrc"},
+		{"redirect into ~/.bashrc", claudeBash("npm test > ~/.bashrc", true, redirect), abi.OutcomeAbstain, "", `writes "/home/dev/.bashrc"`},
 		{"obfuscated rm", claudeBash(`\rm -r -f build`, true, argv("rm", "-r", "-f", "build")), abi.OutcomeReject, "reject", "rules[1]"},
 	}
 	ctx := context.Background()

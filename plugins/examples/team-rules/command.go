@@ -24,14 +24,14 @@ func allowBlocker(c abi.Command) string {
 	case len(c.Argv) == 0:
 		return "a command has no words"
 	case len(c.Assignments) > 0:
-		return fmt.Sprintf("%s= is assigned before %q", c.Assignments[0].Name, c.Argv[0])
+		return fmt.Sprintf("the assignment %s precedes %s", quoted(c.Assignments[0].Name+"="), quoted(c.Argv[0]))
 	case c.Dynamic:
-		return fmt.Sprintf("%q depends on values known only when it runs", strings.Join(c.Argv, " "))
+		return fmt.Sprintf("%s depends on values known only when it runs", quoted(strings.Join(c.Argv, " ")))
 	}
 	for _, w := range c.Wrappers {
 		fields := strings.Fields(w)
 		if len(fields) == 0 || !benignWrappers[path.Base(fields[0])] {
-			return fmt.Sprintf("%q runs under the wrapper %q", strings.Join(c.Argv, " "), w)
+			return fmt.Sprintf("%s runs under the wrapper %s", quoted(strings.Join(c.Argv, " ")), quoted(w))
 		}
 	}
 	return ""

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/permhost/permhost/abi"
@@ -43,6 +44,17 @@ func decide(req abi.Request) (abi.Decision, error) {
 		return abstain(name + ": no rule decides: " + blocker), nil
 	}
 	return abstain(name + ": no rule matches"), nil
+}
+
+// quoted shows text from the agent in a reason: Go-quoted, so that no
+// control character or terminal escape reaches the person's screen, and cut
+// to a readable length.
+func quoted(s string) string {
+	const max = 200
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return strconv.Quote(s)
 }
 
 func abstain(why string) abi.Decision {
@@ -120,21 +132,21 @@ func (c *call) matchesAny(r rule) (string, bool) {
 		if !ok {
 			return "", false
 		}
-		what = append(what, fmt.Sprintf("command %q", strings.Join(argv, " ")))
+		what = append(what, "command "+quoted(strings.Join(argv, " ")))
 	}
 	if len(r.paths) > 0 {
 		p, ok := c.pathMatching(r, false)
 		if !ok {
 			return "", false
 		}
-		what = append(what, "path "+p)
+		what = append(what, "path "+quoted(p))
 	}
 	if len(r.domains) > 0 {
 		u, ok := c.urlMatching(r.domains)
 		if !ok {
 			return "", false
 		}
-		what = append(what, "url "+u)
+		what = append(what, "url "+quoted(u))
 	}
 	return strings.Join(what, ", "), true
 }
@@ -296,7 +308,7 @@ func (c *call) allowedBy(rules []rule) ([]rule, string) {
 			}
 			j := slices.IndexFunc(applying, func(r rule) bool { return len(r.paths) > 0 })
 			if j < 0 {
-				return nil, fmt.Sprintf("%q writes %s, which no allow rule's paths cover", strings.Join(cmd.Argv, " "), rd.Target)
+				return nil, fmt.Sprintf("%s writes %s, which no allow rule's paths cover", quoted(strings.Join(cmd.Argv, " ")), quoted(rd.Target))
 			}
 			use(applying[j])
 		}
@@ -309,8 +321,8 @@ func (c *call) allowedBy(rules []rule) ([]rule, string) {
 func (c *call) uncovered(cmd abi.Command, rules []rule) string {
 	for _, r := range rules {
 		if r.action == abi.OutcomeAllow && slices.ContainsFunc(r.commands, func(p []string) bool { return hasPrefix(cmd.Argv, p) }) {
-			return fmt.Sprintf("%q: rules[%d] (allow) does not apply to this call (its kind, tool, paths or domains)", strings.Join(cmd.Argv, " "), r.index)
+			return fmt.Sprintf("%s: rules[%d] (allow) does not apply to this call (its kind, tool, paths or domains)", quoted(strings.Join(cmd.Argv, " ")), r.index)
 		}
 	}
-	return fmt.Sprintf("%q matches no allow rule", strings.Join(cmd.Argv, " "))
+	return fmt.Sprintf("%s matches no allow rule", quoted(strings.Join(cmd.Argv, " ")))
 }

@@ -85,7 +85,8 @@ func TestDecide(t *testing.T) {
 		{"find -exec not unwrapped", execReq(`find . -exec rm -rf {} \;`, true, cmd("find", ".", "-exec", "rm", "-rf", "{}", ";")), abi.OutcomeReject, "rules[1]"},
 		{"unparsed never allowed", execReq("npm test <<(", false, cmd("npm", "test")), abi.OutcomeAbstain, "not fully parsed"},
 		{"unparsed still rejected", execReq(`npm test; "rm" -rf $( build`, false, cmd("npm", "test")), abi.OutcomeReject, "rules[1]"},
-		{"PATH assignment", execReq("PATH=/evil:$PATH npm test", true, withCmd(cmd("npm", "test"), func(c *abi.Command) { c.Assignments = []abi.Assignment{{Name: "PATH", Value: "/evil:$PATH"}} })), abi.OutcomeAbstain, "PATH= is assigned"},
+		{"control characters in a reason", execReq("x", true, cmd("curl\x1b[2J\nx")), abi.OutcomeAbstain, `"curl\x1b[2J\nx" matches no allow rule`},
+		{"PATH assignment", execReq("PATH=/evil:$PATH npm test", true, withCmd(cmd("npm", "test"), func(c *abi.Command) { c.Assignments = []abi.Assignment{{Name: "PATH", Value: "/evil:$PATH"}} })), abi.OutcomeAbstain, `the assignment "PATH=" precedes "npm"`},
 		{"LD_PRELOAD via env", execReq("env LD_PRELOAD=x.so npm test", true, withCmd(cmd("npm", "test"), func(c *abi.Command) {
 			c.Wrappers = []string{"env"}
 			c.Assignments = []abi.Assignment{{Name: "LD_PRELOAD", Value: "x.so"}}
@@ -98,7 +99,7 @@ func TestDecide(t *testing.T) {
 		{"dynamic program rejected", execReq("$CMD -rf /", true, withCmd(cmd("$CMD", "-rf", "/"), func(c *abi.Command) { c.Dynamic = true })), abi.OutcomeReject, "rules[1]"},
 		{"redirect write not covered", execReq("npm test > out.log", true, withCmd(cmd("npm", "test"), func(c *abi.Command) {
 			c.Redirects = []abi.Redirect{{Op: ">", Target: "out.log", Write: true}}
-		})), abi.OutcomeAbstain, "writes out.log"},
+		})), abi.OutcomeAbstain, `writes "out.log"`},
 		{"redirect to /dev/null and fd dup", execReq("npm test >/dev/null 2>&1", true, withCmd(cmd("npm", "test"), func(c *abi.Command) {
 			c.Redirects = []abi.Redirect{{Op: ">", Target: "/dev/null", Write: true}, {Op: ">&", Target: "1", Write: true}}
 		})), abi.OutcomeAllow, "rules[0]"},
@@ -114,13 +115,13 @@ func TestDecide(t *testing.T) {
 		{"redirect escaping the allow rule's paths", execReq("go build > ../bin/log", true, withCmd(cmd("go", "build"), func(c *abi.Command) {
 			c.Redirects = []abi.Redirect{{Op: ">", Target: "../bin/log", Write: true}}
 		})), abi.OutcomeAbstain, "rules[5] (allow) does not apply"},
-		{"edit /etc", editReq("/etc/hosts"), abi.OutcomeReject, "rules[3] (reject): kind edit, path /etc/hosts"},
+		{"edit /etc", editReq("/etc/hosts"), abi.OutcomeReject, `rules[3] (reject): kind edit, path "/etc/hosts"`},
 		{"edit ~/.ssh", editReq("/home/dev/.ssh/config"), abi.OutcomeReject, "rules[3]"},
 		{"edit dotdot into /etc", editReq("/home/dev/project/../../../etc/passwd"), abi.OutcomeReject, "rules[3]"},
 		{"edit inside src", editReq("/home/dev/project/src/main.go"), abi.OutcomeAllow, "rules[4] (allow)"},
 		{"edit one path outside src", editReq("/home/dev/project/src/main.go", "/home/dev/project/Makefile"), abi.OutcomeAbstain, "no rule matches"},
 		{"edit without paths", editReq(), abi.OutcomeAbstain, ""},
-		{"fetch subdomain asks", fetchReq("https://api.example.com/v1"), abi.OutcomeAsk, "rules[2] (ask): kind fetch, url https://api.example.com/v1"},
+		{"fetch subdomain asks", fetchReq("https://api.example.com/v1"), abi.OutcomeAsk, `rules[2] (ask): kind fetch, url "https://api.example.com/v1"`},
 		{"fetch apex is not *.", fetchReq("https://example.com/"), abi.OutcomeAbstain, ""},
 		{"fetch userinfo trick", fetchReq("https://example.com@evil.example.com/"), abi.OutcomeAsk, "rules[2]"},
 		{"fetch other domain", fetchReq("https://docs.rs/x"), abi.OutcomeAbstain, ""},

@@ -33,5 +33,5 @@ func Example() {
 	// Output:
 	// allow: team-rules: rules[0] (allow)
 	// reject: team-rules: rules[1] (reject): command "rm -fr /home/dev"; no recursive deletes
-	// abstain: team-rules: no rule decides: PATH= is assigned before "npm"
+	// abstain: team-rules: no rule decides: the assignment "PATH=" precedes "npm"
 }
