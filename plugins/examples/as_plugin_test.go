@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"unicode"
 
 	extism "github.com/extism/go-sdk"
 
@@ -56,7 +57,7 @@ func TestReadonlyAS(t *testing.T) {
 	homeCwd.Session.Cwd = "/home/dev"
 	rootCwd := readReq(abi.KindRead, readPath("/etc/hosts", true))
 	rootCwd.Session.Cwd = "/"
-	unicode := readReq(abi.KindRead, readPath("/home/dev/project/données/é.md", true))
+	nonASCII := readReq(abi.KindRead, readPath("/home/dev/project/données/é.md", true))
 
 	tests := []struct {
 		name     string
@@ -69,7 +70,9 @@ func TestReadonlyAS(t *testing.T) {
 			abi.OutcomeAllow, "allow", "readonly-as: read of 1 path inside /home/dev/project"},
 		{"search of two paths", readReq(abi.KindSearch, readPath("/home/dev/project", true), readPath("/home/dev/project/docs/a.md", true)),
 			abi.OutcomeAllow, "allow", "search of 2 paths"},
-		{"non-ASCII path and reason", unicode, abi.OutcomeAllow, "allow", "inside /home/dev/project"},
+		{"non-ASCII path and reason", nonASCII, abi.OutcomeAllow, "allow", "inside /home/dev/project"},
+		{"terminal escape in a path", readReq(abi.KindRead, readPath("/home/dev/project/\x1b]0;pwned\x07/"+strings.Repeat("a", 300), false)),
+			abi.OutcomeAbstain, "", "/home/dev/project/?]0;pwned?/aaa"},
 		{"read outside cwd", readReq(abi.KindRead, readPath("/etc/passwd", false)), abi.OutcomeAbstain, "", "/etc/passwd is outside"},
 		{"sibling with the cwd as prefix", readReq(abi.KindRead, readPath("/home/dev/project-secrets/k", true)), abi.OutcomeAbstain, "", "outside"},
 		{"dot-dot segment", readReq(abi.KindRead, readPath("/home/dev/project/../.ssh/id_rsa", true)), abi.OutcomeAbstain, "", "outside"},
@@ -97,6 +100,9 @@ func TestReadonlyAS(t *testing.T) {
 			}
 			if d.Outcome != tt.outcome || !strings.Contains(d.Reason, tt.reason) {
 				t.Fatalf("got %s %q, want %s with %q", d.Outcome, d.Reason, tt.outcome, tt.reason)
+			}
+			if strings.ContainsFunc(d.Reason, unicode.IsControl) || len(d.Reason) > 600 {
+				t.Errorf("reason unfit to show: %q", d.Reason)
 			}
 			o, ok := d.Option(tt.req.Options)
 			if got := map[bool]string{true: o.OptionID}[ok]; got != tt.optionID {

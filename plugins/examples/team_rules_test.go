@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
@@ -318,6 +319,9 @@ func TestTeamRules(t *testing.T) {
 			}
 			if d.Outcome != tt.outcome || !strings.Contains(d.Reason, tt.reason) {
 				t.Fatalf("got %s %q, want %s with %q", d.Outcome, d.Reason, tt.outcome, tt.reason)
+			}
+			if strings.ContainsFunc(d.Reason, unicode.IsControl) || len(d.Reason) > 600 {
+				t.Errorf("reason unfit to show: %q", d.Reason)
 			}
 			o, ok := d.Option(tt.req.Options)
 			if got := map[bool]string{true: o.OptionID}[ok]; got != tt.optionID {

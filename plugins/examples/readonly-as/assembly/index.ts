@@ -70,17 +70,17 @@ function decide(req: JSONValue): string {
     const p = paths.items[i];
     const path = p.str("path");
     if (p.str("access") != "read") {
-      return abstain(path + " is not only read");
+      return abstain(shown(path) + " is not only read");
     }
     const inside = p.get("insideCwd");
     if (inside === null || inside.kind != Kind.Bool || !inside.bool || !under(path, cwd)) {
-      return abstain(path + " is outside " + cwd);
+      return abstain(shown(path) + " is outside " + shown(cwd));
     }
     // Hidden files and directories (.env, .git, .npmrc, .ssh when the cwd
     // is a home directory) are where credentials live: leave them to a
     // person or to a plugin that knows them.
     if (hidden(path, cwd)) {
-      return abstain(path + " is a hidden file or inside a hidden directory");
+      return abstain(shown(path) + " is a hidden file or inside a hidden directory");
     }
   }
   if (!offers(req, "allow_once")) {
@@ -89,7 +89,7 @@ function decide(req: JSONValue): string {
   const n = paths.items.length;
   return (
     '{"outcome":"allow","reason":' +
-    quote(name + ": " + kind + " of " + n.toString() + (n == 1 ? " path" : " paths") + " inside " + cwd) +
+    quote(name + ": " + kind + " of " + n.toString() + (n == 1 ? " path" : " paths") + " inside " + shown(cwd)) +
     "}"
   );
 }
@@ -124,6 +124,27 @@ function offers(req: JSONValue, optionKind: string): bool {
     if (options.items[i].str("kind") == optionKind) return true;
   }
   return false;
+}
+
+// shown returns agent-supplied text fit for a reason a person reads:
+// control characters (terminal escapes among them) become "?", and long
+// text is cut.
+function shown(s: string): string {
+  const max = 200;
+  const parts: string[] = [];
+  const n = s.length < max ? s.length : max;
+  let run = 0;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c < 0xa0)) {
+      parts.push(s.substring(run, i));
+      parts.push("?");
+      run = i + 1;
+    }
+  }
+  parts.push(s.substring(run, n));
+  if (s.length > max) parts.push("…");
+  return parts.join("");
 }
 
 function abstain(why: string): string {
