@@ -13,5 +13,7 @@
 // only ever added, never renamed or removed, within a major version. It uses
 // the standard library only and builds for GOOS=wasip1 so that Go plugins can
 // import it. docs/abi.md describes the same contract for authors in other
-// languages; request.schema.json and decision.schema.json are its JSON Schema.
+// languages; request.schema.json and decision.schema.json are its JSON Schema,
+// embedded as [RequestSchema] and [DecisionSchema]. Go plugins use it through
+// github.com/permhost/permhost/plugins/pdk.
 package abi

@@ -1,0 +1,63 @@
+package abi
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+// docExample matches a JSON block of docs/abi.md marked for this test.
+var docExample = regexp.MustCompile("(?s)<!-- abi-example: (request|decision) -->\n```json\n(.*?)```")
+
+// TestDocExamples keeps the examples of docs/abi.md true: the request
+// validates against the request schema and decodes into a Request, and every
+// decision validates against the decision schema and answers that request.
+func TestDocExamples(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "abi.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req *Request
+	var decisions [][]byte
+	for _, m := range docExample.FindAllSubmatch(doc, -1) {
+		switch string(m[1]) {
+		case "request":
+			if err := validateJSON(t, RequestSchema, m[2]); err != nil {
+				t.Errorf("request example: %v", err)
+			}
+			req = new(Request)
+			if err := json.Unmarshal(m[2], req); err != nil {
+				t.Fatalf("request example does not decode: %v", err)
+			}
+		case "decision":
+			decisions = append(decisions, m[2])
+		}
+	}
+	if req == nil {
+		t.Fatal("docs/abi.md has no request example")
+	}
+	if req.ABI != Current || req.Shell == nil || !req.Shell.Parsed || len(req.Paths) == 0 || len(req.Options) == 0 {
+		t.Errorf("the request example should show abi %v, a parsed shell, paths and options: %+v", Current, req)
+	}
+	outcomes := map[Outcome]bool{}
+	for _, b := range decisions {
+		if err := validateJSON(t, DecisionSchema, b); err != nil {
+			t.Errorf("decision example %s: %v", b, err)
+		}
+		var d Decision
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatalf("decision example %s: %v", b, err)
+		}
+		if err := d.Validate(req.Options); err != nil {
+			t.Errorf("decision example %s does not answer the request: %v", b, err)
+		}
+		outcomes[d.Outcome] = true
+	}
+	for _, o := range []Outcome{OutcomeReject, OutcomeCancel, OutcomeAsk, OutcomeAllow, OutcomeSelect, OutcomeAbstain} {
+		if !outcomes[o] {
+			t.Errorf("docs/abi.md has no example of outcome %q", o)
+		}
+	}
+}
