@@ -5,7 +5,12 @@ package examples_test
 
 import (
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -211,4 +216,46 @@ func TestExplainer(t *testing.T) {
 func withShell(r abi.Request, s *abi.Shell) abi.Request {
 	r.Shell = s
 	return r
+}
+
+// TestExplainerRisksAreShort reads every risk the explainer can give from its
+// source — the string arguments of note(level, risk) — and checks each is
+// under 15 words, whether or not a table case above reaches it.
+func TestExplainerRisksAreShort(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filepath.Join("explainer", "explain.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	ast.Inspect(f, func(node ast.Node) bool {
+		call, ok := node.(*ast.CallExpr)
+		if !ok || len(call.Args) != 2 {
+			return true
+		}
+		if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "note" {
+			return true
+		}
+		// A risk may be a literal or a concatenation of literals and a verb.
+		var words []string
+		ast.Inspect(call.Args[1], func(x ast.Node) bool {
+			switch x := x.(type) {
+			case *ast.BasicLit:
+				s, _ := strconv.Unquote(x.Value)
+				words = append(words, strings.Fields(s)...)
+			case *ast.IndexExpr, *ast.Ident:
+				words = append(words, "VERB")
+				return false
+			}
+			return true
+		})
+		n++
+		if len(words) == 0 || len(words) >= 15 {
+			t.Errorf("%s: risk of %d words: %q", fset.Position(call.Pos()), len(words), strings.Join(words, " "))
+		}
+		return true
+	})
+	if n < 20 {
+		t.Errorf("found only %d note calls; has explain.go changed shape?", n)
+	}
 }
