@@ -60,6 +60,7 @@ func wasmFixture(name string) string {
 // pluginSpec is one [[plugin]] of a test configuration.
 type pluginSpec struct {
 	name, path, timeout, policy string
+	layer                       string // "" means user
 	config                      string // TOML lines of [plugin.config]
 }
 
@@ -77,8 +78,12 @@ func writeConfig(t *testing.T, strategy string, plugins ...pluginSpec) (cfg, log
 	var b strings.Builder
 	fmt.Fprintf(&b, "strategy = %q\nperson_timeout = \"0s\"\n\n[log]\npath = \"decisions.jsonl\"\n", strategy)
 	for _, p := range plugins {
-		fmt.Fprintf(&b, "\n[[plugin]]\nname = %q\npath = %q\ntimeout = %q\nfailure_policy = %q\nlayer = \"user\"\n",
-			p.name, p.path, p.timeout, p.policy)
+		layer := p.layer
+		if layer == "" {
+			layer = "user"
+		}
+		fmt.Fprintf(&b, "\n[[plugin]]\nname = %q\npath = %q\ntimeout = %q\nfailure_policy = %q\nlayer = %q\n",
+			p.name, p.path, p.timeout, p.policy, layer)
 		if p.config != "" {
 			fmt.Fprintf(&b, "[plugin.config]\n%s", p.config)
 		}
