@@ -88,6 +88,8 @@ func TestPlanMode(t *testing.T) {
 		{name: "only_in_mode, other mode", req: withConfig(allow[0], `{"only_in_mode":"plan"}`), want: abi.OutcomeAbstain},
 		{name: "only_in_mode, plan mode", req: withConfig(planMode(allow[0]), `{"only_in_mode":"plan"}`), want: abi.OutcomeReject, optionID: "reject"},
 		{name: "misspelt config fails", req: withConfig(allow[0], `{"only_in_mod":"plan"}`), failure: host.KindPluginError},
+		{name: "terminal escapes in the title are cleaned", req: claudeBash("echo \x1b[2J\x1b[31mhi\u202E", "Print", nil), want: abi.OutcomeReject, optionID: "reject", reason: "(echo ?[2J?[31mhi?)"},
+		{name: "a long title is cut", req: claudeBash(strings.Repeat("x", 5000), "Long", nil), want: abi.OutcomeReject, optionID: "reject", reason: strings.Repeat("x", 190) + "…)"},
 	})
 }
 
@@ -177,6 +179,7 @@ func TestExplainer(t *testing.T) {
 		{"codex rm -rf build", codexExecReq("rm -rf build", rm), abi.RiskHigh, []string{"Runs `rm -rf build` in /home/dev/project"}, "Recursively deletes"},
 		{"codex patch adds file", codexPatch(cwd + "/src/new.go"), abi.RiskMedium, []string{"Creates /home/dev/project/src/new.go"}, "inside the project"},
 		{"fetch", withKind(claudeFile("Read", cwd+"/x"), abi.KindFetch, "WebFetch"), abi.RiskHigh, nil, "network"},
+		{"escapes cleaned", claudeBash("ls\x1b]0;pwned\x07", "List\x1b[2J", nil), abi.RiskMedium, []string{"Runs `ls?]0;pwned?`", "Why: List?[2J."}, "may change files"},
 		{"mcp tool", withKind(claudeFile("Read", cwd+"/x"), abi.KindOther, "mcp__github__create_issue"), abi.RiskMedium, []string{"mcp__github__create_issue"}, "MCP"},
 	}
 	for _, tc := range cases {

@@ -44,7 +44,8 @@ func Register(p Plugin) {
 }
 
 // Handle runs p on one encoded request and returns the encoded decision:
-// what permhost_decide does, without the Extism plumbing. It fails when the
+// what permhost_decide does, without the Extism plumbing. It passes the
+// decision's text through [Clean]. It fails when the
 // input is not a request, when Decide fails or panics, and when the decision
 // does not validate against the request's options, so a plugin bug reaches
 // the host as a failure instead of a wrong answer.
@@ -67,6 +68,10 @@ func Handle(p Plugin, input []byte) (out []byte, err error) {
 	}
 	if d.Outcome == "" {
 		d.Outcome = abi.OutcomeAbstain
+	}
+	d.Reason = Clean(d.Reason, 0)
+	if e := d.Explanation; e != nil {
+		d.Explanation = &abi.Explanation{Summary: Clean(e.Summary, 0), Risk: Clean(e.Risk, 0), RiskLevel: e.RiskLevel}
 	}
 	if err := d.Validate(req.Options); err != nil {
 		return nil, fmt.Errorf("pdk: %s returned an invalid decision: %w", p.Info.Name, err)

@@ -30,6 +30,9 @@ func TestHandle(t *testing.T) {
 	}{
 		{name: "reject", decide: decideWith(abi.Decision{Outcome: abi.OutcomeReject, Reason: "no <rm>"}, nil),
 			input: claudeRequest, want: `{"outcome":"reject","reason":"no <rm>"}`},
+		{name: "text cleaned", decide: decideWith(abi.Decision{Outcome: abi.OutcomeAbstain, Reason: "rm \x1b[2J\nx",
+			Explanation: &abi.Explanation{Summary: "Runs \u202Egnp.exe", Risk: "a\tb", RiskLevel: abi.RiskLow}}, nil),
+			input: claudeRequest, want: `{"outcome":"abstain","reason":"rm ?[2J x","explanation":{"summary":"Runs ?gnp.exe","risk":"a b","riskLevel":"low"}}`},
 		{name: "empty outcome abstains", decide: decideWith(abi.Decision{}, nil),
 			input: claudeRequest, want: `{"outcome":"abstain"}`},
 		{name: "select offered", decide: decideWith(abi.Decision{Outcome: abi.OutcomeSelect, OptionID: "allow"}, nil),

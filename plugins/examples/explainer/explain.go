@@ -228,9 +228,9 @@ func summary(req abi.Request) string {
 	case cmd != "":
 		what = fmt.Sprintf("Runs `%s`", clip(oneLine(cmd), 120))
 		if dir := pdk.InputString(req, "cwd"); dir != "" {
-			what += " in " + dir
+			what += " in " + clip(dir, 200)
 		} else if req.Session.Cwd != "" {
-			what += " in " + req.Session.Cwd
+			what += " in " + clip(req.Session.Cwd, 200)
 		}
 	case tc.Kind == abi.KindSwitchMode:
 		what = "Asks to leave plan mode"
@@ -238,7 +238,7 @@ func summary(req abi.Request) string {
 			what += " and carry out the plan: " + clip(oneLine(plan), 160)
 		}
 	case tc.Kind == abi.KindFetch:
-		what = "Fetches " + first(pdk.InputString(req, "url"), tc.Title, "a resource from the network")
+		what = "Fetches " + clip(first(pdk.InputString(req, "url"), tc.Title, "a resource from the network"), 200)
 	default:
 		files := targets(req)
 		verb := map[string]string{
@@ -250,7 +250,7 @@ func summary(req abi.Request) string {
 		}
 		switch {
 		case verb != "" && len(files) > 0:
-			what = verb + " " + strings.Join(files, ", ")
+			what = verb + " " + clip(strings.Join(files, ", "), 300)
 		case tc.Title != "":
 			what = "Uses " + first(tc.ToolName, "a tool") + ": " + clip(oneLine(tc.Title), 120)
 		default:
@@ -412,13 +412,8 @@ func first(s ...string) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
+// clip cuts agent text to about n bytes, cleaned for display.
+func clip(s string, n int) string { return pdk.Clean(s, n) }
 
 // sentence ends s with a full stop unless it already ends a sentence.
 func sentence(s string) string {

@@ -77,12 +77,13 @@ func decide(req abi.Request) (abi.Decision, error) {
 	}, nil
 }
 
+// describe names the call in a reason: the agent's title (for a Bash call,
+// the whole command) cut to a readable length.
 func describe(tc abi.ToolCall) string {
-	if tc.Title != "" {
-		return tc.Title
+	for _, s := range []string{tc.Title, tc.ToolName, tc.Kind} {
+		if s != "" {
+			return pdk.Clean(s, 200)
+		}
 	}
-	if tc.ToolName != "" {
-		return tc.ToolName
-	}
-	return tc.Kind
+	return "unknown tool"
 }

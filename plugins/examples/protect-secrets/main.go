@@ -67,7 +67,7 @@ func decide(req abi.Request) (abi.Decision, error) {
 			if p.match(c, cfg.Home) {
 				return abi.Decision{
 					Outcome: abi.OutcomeReject,
-					Reason:  fmt.Sprintf("protect-secrets: %s matches protected pattern %q", c.shown, p.glob),
+					Reason:  fmt.Sprintf("protect-secrets: %s matches protected pattern %q", pdk.Clean(c.shown, 200), p.glob),
 				}, nil
 			}
 		}
