@@ -1,0 +1,435 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSoak is the endurance test: mixed messages in both directions and
+// permission requests through the real binary, with a plugin that fails at
+// random (trap, timeout, bad output), cancels at random and an agent that
+// crashes halfway, after which the editor starts permhost again. Nothing may
+// be lost or reordered, every request must get exactly the answer its path
+// implies, and the proxy's RSS and threads must stay flat.
+//
+// By default it runs 100,000 messages and 1,000 permission requests (part
+// of `make test`); PERMHOST_SOAK=long (`make soak`) runs 1,000,000 and
+// 10,000, and PERMHOST_SOAK_REPORT names a markdown file for its figures.
+func TestSoak(t *testing.T) {
+	messages, perms := 100_000, 1_000
+	if os.Getenv("PERMHOST_SOAK") == "long" {
+		messages, perms = 1_000_000, 10_000
+	} else if testing.Short() {
+		t.Skip("soak skipped in -short mode")
+	}
+	agent := soakAgent(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "permhost.toml")
+	chaos, _ := filepath.Abs("testdata/soak/chaos.wasm")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[[plugin]]\nname = \"chaos\"\npath = %q\ntimeout = \"20ms\"\nfailure_policy = \"closed\"\n", chaos)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+
+	start := time.Now()
+	// An agent line becomes about two messages (the line and the editor's
+	// tick or answer); two segments, the first ending in a crash.
+	lines := messages / 4
+	var total soakTotals
+	for seg, crash := range []bool{true, false} {
+		s := runSoakSegment(t, agent, cfg, env, lines, perms/2, uint64(seg+1), crash)
+		total.add(s)
+	}
+	elapsed := time.Since(start)
+	t.Logf("soak: %d messages (%d agent→editor, %d editor→agent), %d permission requests in %v: %d decided by the plugin, %d to the editor, %d fell back after a plugin failure, %d cancelled, %d quarantine fallbacks; agent restarted once",
+		total.in+total.out, total.in, total.out, total.perms, elapsed.Round(time.Millisecond), total.decided, total.forwarded, total.failed, total.cancelled, total.quarantined)
+	t.Logf("soak: proxy RSS %s; threads %s; open fds %s", total.rss, total.threads, total.fds)
+	if total.in+total.out < messages*9/10 || total.perms != perms/2*2 {
+		t.Errorf("soak exchanged %d messages and %d permission requests; want about %d and %d", total.in+total.out, total.perms, messages, perms)
+	}
+	if path := os.Getenv("PERMHOST_SOAK_REPORT"); path != "" {
+		md := fmt.Sprintf("## Endurance (`make soak`)\n\n`PERMHOST_SOAK=long go test -run TestSoak ./e2e` on %s, %d CPUs, load average %s: %d messages (%d agent→editor, %d editor→agent) and %d permission requests through the real binary in %v, with a plugin (`e2e/testdata/soak/chaos.wasm`) that traps, times out (20 ms deadline) or writes invalid JSON on %d requests chosen at random, %d random `session/cancel`s, and one agent crash and restart halfway.\n\n- Nothing lost or reordered: every tick and line arrived in order, every request was answered exactly once, with the answer its path implies (%d decided by the plugin, %d forwarded to the editor, %d fallbacks with only the one-time options, %d quarantine fallbacks).\n- Proxy RSS (first sample → peak → last, per segment): %s.\n- Proxy threads: %s; open fds: %s.\n",
+			time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), loadAverage(), total.in+total.out, total.in, total.out, total.perms, elapsed.Round(time.Second), total.failed, total.cancelled, total.decided, total.forwarded, total.failed, total.quarantined, total.rss, total.threads, total.fds)
+		if err := os.WriteFile(path, []byte(md), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+type soakTotals struct {
+	in, out, perms, decided, forwarded, failed, cancelled, quarantined int
+	rss, threads, fds                                                  string
+}
+
+func (t *soakTotals) add(s soakTotals) {
+	t.in += s.in
+	t.out += s.out
+	t.perms += s.perms
+	t.decided += s.decided
+	t.forwarded += s.forwarded
+	t.failed += s.failed
+	t.cancelled += s.cancelled
+	t.quarantined += s.quarantined
+	join := func(a, b string) string {
+		if a == "" {
+			return b
+		}
+		return a + "; " + b
+	}
+	t.rss, t.threads, t.fds = join(t.rss, s.rss), join(t.threads, s.threads), join(t.fds, s.fds)
+}
+
+// soakLine is what the editor reads of a line.
+type soakLine struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Seq       *int   `json:"seq"`
+		SessionID string `json:"sessionId"`
+		ToolCall  struct {
+			ToolCallID string `json:"toolCallId"`
+			Title      string `json:"title"`
+		} `json:"toolCall"`
+		Options []struct {
+			OptionID string `json:"optionId"`
+		} `json:"options"`
+		Update struct {
+			SessionUpdate string `json:"sessionUpdate"`
+			ToolCallID    string `json:"toolCallId"`
+			Title         string `json:"title"`
+			Meta          struct {
+				Permhost struct {
+					Decision struct {
+						Outcome  string `json:"outcome"`
+						OptionID string `json:"optionId"`
+					} `json:"decision"`
+				} `json:"permhost"`
+			} `json:"_meta"`
+		} `json:"update"`
+		// _soak/report
+		Ticks     int               `json:"ticks"`
+		FSAnswers int               `json:"fsAnswers"`
+		Answers   map[string]string `json:"answers"`
+		Errors    []string          `json:"errors"`
+	} `json:"params"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// marker returns X of "chaos:X" in a title.
+func marker(title string) byte {
+	i := strings.Index(title, "chaos:")
+	if i < 0 || i+6 >= len(title) {
+		return 0
+	}
+	return title[i+6]
+}
+
+func runSoakSegment(t *testing.T, agent, cfg string, env []string, lines, perms int, seed uint64, crash bool) soakTotals {
+	t.Helper()
+	args := []string{"proxy", "--config", cfg, "--", agent, "-lines", strconv.Itoa(lines), "-permissions", strconv.Itoa(perms), "-seed", strconv.FormatUint(seed, 10)}
+	if crash {
+		args = append(args, "-crash")
+	}
+	cmd := exec.Command(permhostBin, args...)
+	cmd.Env = env
+	stderr := &lockedWriter{w: new(bytes.Buffer)}
+	cmd.Stderr = stderr
+	stdinPipe, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdoutPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killer := time.AfterFunc(15*time.Minute, func() { cmd.Process.Kill() })
+	defer killer.Stop()
+	pid := cmd.Process.Pid
+	in := bufio.NewReaderSize(stdoutPipe, 1<<16)
+	out := bufio.NewWriterSize(stdinPipe, 1<<16)
+	send := func(format string, a ...any) {
+		fmt.Fprintf(out, format+"\n", a...)
+	}
+
+	var s soakTotals
+	lastSeq, ticks := -1, 0
+	decided := map[string]string{}      // tool call id -> plugin's option
+	forwarded := map[string][]string{}  // tool call id -> options shown
+	editorAnswer := map[string]string{} // request id -> what the agent must get
+	markers := map[string]byte{}        // tool call id -> marker
+	var samples [][3]int                // rss KiB, threads, fds
+	var report *soakLine
+	for report == nil {
+		if in.Buffered() == 0 {
+			if err := out.Flush(); err != nil {
+				t.Fatalf("writing to permhost: %v\n%s", err, stderr)
+			}
+		}
+		line, err := in.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("permhost's output ended (%v) before the agent's report\n%s", err, stderr)
+		}
+		s.in++
+		if s.in%(lines/10+1) == 0 {
+			samples = append(samples, procSample(pid))
+		}
+		var m soakLine
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("unparsable line from permhost: %v: %.300s", err, line)
+		}
+		switch m.Method {
+		case "session/update":
+			if m.Params.Update.SessionUpdate == "tool_call_update" {
+				tc := m.Params.Update.ToolCallID
+				d := m.Params.Update.Meta.Permhost.Decision
+				if d.Outcome == "" {
+					t.Fatalf("tool_call_update without a permhost decision: %s", line)
+				}
+				decided[tc] = d.OptionID
+				markers[tc] = marker(m.Params.Update.Title)
+				continue
+			}
+			if m.Params.Seq == nil || *m.Params.Seq <= lastSeq {
+				t.Fatalf("agent line out of order or without seq after %d: %.200s", lastSeq, line)
+			}
+			lastSeq = *m.Params.Seq
+			send(`{"jsonrpc":"2.0","method":"_soak/tick","params":{"seq":%d}}`, ticks)
+			ticks++
+			s.out++
+		case "fs/read_text_file":
+			if m.Params.Seq == nil || *m.Params.Seq <= lastSeq {
+				t.Fatalf("agent request out of order after %d: %.200s", lastSeq, line)
+			}
+			lastSeq = *m.Params.Seq
+			send(`{"jsonrpc":"2.0","id":%s,"result":{"content":"contents of line %d"}}`, m.ID, *m.Params.Seq)
+			s.out++
+		case "session/request_permission":
+			tc := m.Params.ToolCall.ToolCallID
+			var ids []string
+			for _, o := range m.Params.Options {
+				ids = append(ids, o.OptionID)
+			}
+			forwarded[tc] = ids
+			markers[tc] = marker(m.Params.ToolCall.Title)
+			var id string
+			json.Unmarshal(m.ID, &id)
+			switch {
+			case markers[tc] == 'c':
+				// Cancel the turn, then answer late: the agent must get
+				// cancelled, once.
+				send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`, m.Params.SessionID)
+				send(`{"jsonrpc":"2.0","id":%s,"result":{"outcome":{"outcome":"selected","optionId":"ok"}}}`, m.ID)
+				editorAnswer[id] = "cancelled"
+				s.out += 2
+				s.cancelled++
+			case strings.Join(ids, ",") == "aa,ok,no,never":
+				send(`{"jsonrpc":"2.0","id":%s,"result":{"outcome":{"outcome":"selected","optionId":"never"}}}`, m.ID)
+				editorAnswer[id] = "never"
+				s.out++
+			default:
+				send(`{"jsonrpc":"2.0","id":%s,"result":{"outcome":{"outcome":"selected","optionId":"no"}}}`, m.ID)
+				editorAnswer[id] = "no"
+				s.out++
+			}
+		case "_soak/report":
+			report = &m
+		default:
+			t.Fatalf("unexpected line from permhost: %.300s", line)
+		}
+	}
+	samples = append(samples, procSample(pid))
+
+	r := report.Params
+	if len(r.Errors) > 0 {
+		t.Errorf("the agent saw %d problems, first: %q", len(r.Errors), r.Errors)
+	}
+	if r.Ticks != ticks {
+		t.Errorf("the agent got %d ticks of %d", r.Ticks, ticks)
+	}
+	if len(r.Answers) != perms || len(decided)+len(forwarded) != perms {
+		t.Errorf("%d permission requests: the agent got %d answers; the editor saw %d decided and %d forwarded", perms, len(r.Answers), len(decided), len(forwarded))
+	}
+	for i := 0; i < perms; i++ {
+		id := "p" + strconv.Itoa(i)
+		tc := "tc-" + id
+		got, mk := r.Answers[id], markers[tc]
+		opt, byPlugin := decided[tc]
+		shown, toEditor := forwarded[tc]
+		switch {
+		case byPlugin && toEditor:
+			t.Errorf("%s (chaos:%c) was both decided and forwarded", id, mk)
+		case byPlugin:
+			want := map[byte]string{'a': "ok", 'r': "no"}[mk]
+			if want == "" || opt != want || got != want {
+				t.Errorf("%s (chaos:%c) decided %q by the plugin, the agent got %q; want %q", id, mk, opt, got, want)
+			}
+			s.decided++
+		case toEditor:
+			s.forwarded++
+			stripped := strings.Join(shown, ",") == "ok,no"
+			switch mk {
+			case 'b', 't', 'l':
+				if !stripped {
+					t.Errorf("%s (chaos:%c): the plugin failed but the editor was shown %v; want only the one-time options", id, mk, shown)
+				}
+				s.failed++
+			case 'a', 'r':
+				if !stripped {
+					t.Errorf("%s (chaos:%c) reached the editor with %v", id, mk, shown)
+				}
+				s.quarantined++
+			}
+			if got != editorAnswer[id] {
+				t.Errorf("%s (chaos:%c): the editor answered, the agent got %q, want %q", id, mk, got, editorAnswer[id])
+			}
+		default:
+			t.Errorf("%s: the editor never heard of it (the agent got %q)", id, got)
+		}
+	}
+	s.perms = perms
+	if s.quarantined > perms/100+1 {
+		t.Errorf("%d of %d requests fell back while the plugin was quarantined", s.quarantined, perms)
+	}
+	s.rss, s.threads, s.fds = flatness(t, samples)
+
+	if crash {
+		// The agent exits 3 on this prompt without answering it: the
+		// editor must get an error for it, and permhost must exit.
+		send(`{"jsonrpc":"2.0","id":"prompt-1","method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`)
+		s.out++
+		if err := out.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		gotError := false
+		for {
+			line, err := in.ReadBytes('\n')
+			if err != nil {
+				break
+			}
+			s.in++
+			var m soakLine
+			if json.Unmarshal(line, &m) == nil && string(m.ID) == `"prompt-1"` && m.Error != nil {
+				gotError = true
+			}
+		}
+		if !gotError {
+			t.Errorf("no error reply to the pending prompt when the agent crashed\n%s", stderr)
+		}
+		stdinPipe.Close()
+		if code := waitCode(t, cmd); code == 0 {
+			t.Errorf("permhost exited 0 after the agent crashed")
+		}
+		return s
+	}
+	stdinPipe.Close()
+	io.Copy(io.Discard, in)
+	if code := waitCode(t, cmd); code != 0 {
+		t.Errorf("permhost exited %d\n%s", code, stderr)
+	}
+	return s
+}
+
+func waitCode(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+		return cmd.ProcessState.ExitCode()
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("permhost did not exit within 30 s")
+		return -1
+	}
+}
+
+// procSample reads a process's resident set (KiB), threads and open fds.
+func procSample(pid int) [3]int {
+	var s [3]int
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "VmRSS:":
+			s[0], _ = strconv.Atoi(f[1])
+		case "Threads:":
+			s[1], _ = strconv.Atoi(f[1])
+		}
+	}
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	s[2] = len(fds)
+	return s
+}
+
+// flatness checks that RSS, threads and fds do not grow over a segment:
+// the last sample against the second (the first meets compilation and pool
+// warm-up), with room for the garbage collector's cycles.
+func flatness(t *testing.T, samples [][3]int) (rss, threads, fds string) {
+	t.Helper()
+	if len(samples) < 3 {
+		t.Fatalf("only %d samples", len(samples))
+	}
+	ref, last := samples[1], samples[len(samples)-1]
+	peak := 0
+	for _, s := range samples {
+		peak = max(peak, s[0])
+	}
+	rss = fmt.Sprintf("%.1f → %.1f → %.1f MiB", float64(samples[0][0])/1024, float64(peak)/1024, float64(last[0])/1024)
+	threads = fmt.Sprintf("%d → %d", ref[1], last[1])
+	fds = fmt.Sprintf("%d → %d", ref[2], last[2])
+	if last[0] > ref[0]*3/2+16<<10 {
+		t.Errorf("proxy RSS grew from %d KiB to %d KiB", ref[0], last[0])
+	}
+	if last[1] > ref[1]+4 {
+		t.Errorf("proxy threads grew from %d to %d", ref[1], last[1])
+	}
+	if last[2] > ref[2] {
+		t.Errorf("proxy open fds grew from %d to %d", ref[2], last[2])
+	}
+	return rss, threads, fds
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+var soakAgentBin string
+
+// soakAgent builds testdata/soakagent once per run.
+func soakAgent(t *testing.T) string {
+	t.Helper()
+	if soakAgentBin != "" {
+		return soakAgentBin
+	}
+	bin := filepath.Join(filepath.Dir(permhostBin), "soakagent")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/soakagent").CombinedOutput(); err != nil {
+		t.Fatalf("building the soak agent: %v\n%s", err, out)
+	}
+	soakAgentBin = bin
+	return bin
+}
