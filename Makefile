@@ -42,7 +42,7 @@ bench: build plugins
 	$(GO) run ./bench/cmd/permhost-bench -permhost $(BIN) -plugins $(PLUGINS) -out BENCHMARKS.md
 
 soak: build plugins
-	PERMHOST_SOAK=long $(GOTEST) -count=1 -timeout 25m -run '^TestSoak' -v ./e2e
+	PERMHOST_SOAK=long PERMHOST_SOAK_REPORT=$(abspath $(BUILD))/soak.md $(GOTEST) -count=1 -timeout 25m -run '^TestSoak' -v ./e2e
 
 fuzz:
 	bench/fuzz.sh $(FUZZTIME) '$(FUZZ)'

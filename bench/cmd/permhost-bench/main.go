@@ -518,7 +518,7 @@ func (r *runner) goBench(rep *report) error {
 	for _, args := range [][]string{
 		{"-bench", "^BenchmarkDecide$", "-benchtime", "1s", "-count", count},
 		{"-bench", "^BenchmarkThroughput$", "-benchtime", "2s", "-count", count},
-		{"-bench", "^BenchmarkFallback$", "-benchtime", "60x", "-count", "1"},
+		{"-bench", "^BenchmarkFallback$", "-benchtime", "200x", "-count", "1"},
 	} {
 		cmd := exec.CommandContext(context.Background(), "go", append([]string{"test", "-run", "^$", "-timeout", "20m"}, append(args, "./bench/")...)...)
 		cmd.Env = append(os.Environ(), "PERMHOST_PLUGINS_DIR="+r.plugins)

@@ -206,7 +206,7 @@ func (r *report) markdown() string {
 	w("| all five examples chained, through `permhost proxy` (undecided ones answered by the editor: %s of 2,000) | %s | | |\n", r.cell("e2e.forwarded.five examples", 1, "%.0f"), r.cell("e2e.rate.five examples", 1, "%.0f"))
 
 	w("\n## Time to fallback, hostile fixtures (deadline 100 ms)\n\n")
-	w("`go test -bench ^BenchmarkFallback$ -benchtime 60x ./bench`: from the call until the host returns the failure that sends the decision to the builtin fallback. Goal for the fixtures that run until stopped: deadline + 2 ms.\n\n")
+	w("`go test -bench ^BenchmarkFallback$ -benchtime 200x ./bench`: from the call until the host returns the failure that sends the decision to the builtin fallback. Goal for the fixtures that run until stopped: deadline + 2 ms.\n\n")
 	w("| fixture | p50 (ms) | p99 (ms) | max (ms) | goal |\n|---|---|---|---|---|\n")
 	for _, f := range []string{"infinite_loop", "call_tree", "deep_recursion", "memory_grow", "log_flood", "huge_output", "invalid_json", "unreachable"} {
 		k := "bench.Fallback/" + f
