@@ -45,8 +45,10 @@ func TestSoak(t *testing.T) {
 
 	start := time.Now()
 	// An agent line becomes about two messages (the line and the editor's
-	// tick or answer); two segments, the first ending in a crash.
-	lines := messages / 4
+	// tick or answer; permission requests decided by the plugin have no
+	// editor side), over two segments, the first ending in a crash: a
+	// quarter of the messages, plus 1% to end above the target.
+	lines := messages * 101 / 400
 	var total soakTotals
 	for seg, crash := range []bool{true, false} {
 		s := runSoakSegment(t, agent, cfg, env, lines, perms/2, uint64(seg+1), crash)
@@ -56,7 +58,7 @@ func TestSoak(t *testing.T) {
 	t.Logf("soak: %d messages (%d agent→editor, %d editor→agent), %d permission requests in %v: %d decided by the plugin, %d to the editor, %d fell back after a plugin failure, %d cancelled, %d quarantine fallbacks; agent restarted once",
 		total.in+total.out, total.in, total.out, total.perms, elapsed.Round(time.Millisecond), total.decided, total.forwarded, total.failed, total.cancelled, total.quarantined)
 	t.Logf("soak: proxy RSS %s; threads %s; open fds %s", total.rss, total.threads, total.fds)
-	if total.in+total.out < messages*9/10 || total.perms != perms/2*2 {
+	if total.in+total.out < messages || total.perms != perms/2*2 {
 		t.Errorf("soak exchanged %d messages and %d permission requests; want about %d and %d", total.in+total.out, total.perms, messages, perms)
 	}
 	if path := os.Getenv("PERMHOST_SOAK_REPORT"); path != "" {
