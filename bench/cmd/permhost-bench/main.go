@@ -51,8 +51,22 @@ func main() {
 	out := flag.String("out", "BENCHMARKS.md", "markdown `file` to write")
 	soak := flag.String("soak", "build/soak.md", "soak figures written by `make soak`, included when present")
 	flag.IntVar(&r.runs, "runs", 5, "repetitions of each measurement")
+	samples := flag.String("samples", "build/bench-samples.json", "`file` to keep every sample in, for -render")
+	render := flag.String("render", "", "measure nothing: write -out from the samples `file` of an earlier run (after changing the notes, or with a new soak)")
 	flag.Parse()
 	r.log = os.Stderr
+	if *render != "" {
+		rep, err := loadSamples(*render)
+		if err == nil {
+			rep.soak = soakSection(*soak, *out)
+			err = os.WriteFile(*out, []byte(rep.markdown()), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "permhost-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := r.setup(*permhost, *plugins); err != nil {
 		fmt.Fprintln(os.Stderr, "permhost-bench:", err)
 		os.Exit(1)
@@ -79,10 +93,9 @@ func main() {
 	}
 	rep.elapsed = time.Since(start)
 	rep.load1 = loadavg()
-	if b, err := os.ReadFile(*soak); err == nil {
-		rep.soak = string(b)
-	} else if old, err := os.ReadFile(*out); err == nil {
-		rep.soak = keepSection(string(old), soakHeading)
+	rep.soak = soakSection(*soak, *out)
+	if err := saveSamples(*samples, rep); err != nil {
+		r.logf("keeping the samples: %v", err)
 	}
 	if err := os.WriteFile(*out, []byte(rep.markdown()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "permhost-bench:", err)
@@ -584,4 +597,46 @@ func cpuModel() string {
 		}
 	}
 	return runtime.GOARCH
+}
+
+// soakSection is the soak's figures: those `make soak` wrote last, else the
+// section of the previous table.
+func soakSection(soakFile, out string) string {
+	if b, err := os.ReadFile(soakFile); err == nil {
+		return string(b)
+	}
+	if old, err := os.ReadFile(out); err == nil {
+		return keepSection(string(old), soakHeading)
+	}
+	return ""
+}
+
+// savedReport is a report's measurements on disk.
+type savedReport struct {
+	Started      time.Time
+	Elapsed      time.Duration
+	Load0, Load1 string
+	Runs         int
+	Samples      map[string][]float64
+	Head         string
+}
+
+func saveSamples(path string, r *report) error {
+	b, err := json.MarshalIndent(savedReport{r.started, r.elapsed, r.load0, r.load1, r.runs, r.samples, gitHead()}, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+func loadSamples(path string) (*report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s savedReport
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return &report{started: s.Started, elapsed: s.Elapsed, load0: s.Load0, load1: s.Load1, runs: s.Runs, samples: s.Samples, head: s.Head}, nil
 }
