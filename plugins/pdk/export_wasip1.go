@@ -1,5 +1,8 @@
 //go:build wasip1
 
+// The host calls the exports; nothing in Go does.
+//lint:file-ignore U1000 functions exported with go:wasmexport
+
 package pdk
 
 import extism "github.com/extism/go-pdk"
