@@ -41,6 +41,7 @@ func Register(p Plugin) {
 		panic("pdk: Register: empty Info.Name")
 	}
 	registered = &p
+	warmUp()
 }
 
 // Handle runs p on one encoded request and returns the encoded decision:

@@ -184,3 +184,15 @@ func FuzzHandle(f *testing.F) {
 		}
 	})
 }
+
+func TestWarmRequestDecodes(t *testing.T) {
+	var req abi.Request
+	dec := json.NewDecoder(strings.NewReader(warmRequest))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		t.Fatalf("warmRequest no longer matches abi.Request: %v", err)
+	}
+	if req.Options[0].Changes == nil || len(req.Shell.Commands[0].Redirects) == 0 || len(req.Paths) == 0 {
+		t.Errorf("warmRequest should reach every type: %+v", req)
+	}
+}
