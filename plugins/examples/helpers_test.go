@@ -83,12 +83,10 @@ func TestMain(m *testing.M) {
 }
 
 // load loads an example plugin through the real host, with one pooled
-// instance and a generous deadline.
-//
-// The tables test what the plugins decide, not how fast they start: the
-// first permhost_decide of a fresh Go instance measured 5-80 ms on an idle
-// machine but 70-420 ms under -race on a loaded 2-core one, past the
-// default 100 ms deadline, which would turn these cases into timeouts.
+// instance and a generous deadline. The tables test what the plugins
+// decide, not how fast a cold instance starts: under -race on a loaded
+// 2-core machine, a fresh Go instance's _initialize and first call measured
+// 70-420 ms, past the default 100 ms deadline.
 func load(t *testing.T, name string) *host.Plugin {
 	t.Helper()
 	ctx := context.Background()
