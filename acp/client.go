@@ -1,0 +1,873 @@
+package acp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+)
+
+// Methods the headless client sends or serves, besides those in permission.go.
+const (
+	MethodSessionPrompt = "session/prompt"
+	MethodReadTextFile  = "fs/read_text_file"
+	MethodWriteTextFile = "fs/write_text_file"
+)
+
+// Stop reasons of session/prompt.
+const (
+	StopEndTurn         = "end_turn"
+	StopMaxTokens       = "max_tokens"
+	StopMaxTurnRequests = "max_turn_requests"
+	StopRefusal         = "refusal"
+	StopCancelled       = "cancelled"
+)
+
+// Errors of the headless client.
+var (
+	// ErrAgentClosed means the agent's output ended (it exited or closed
+	// stdout) before answering.
+	ErrAgentClosed = errors.New("acp: the agent closed its output")
+	// ErrUnknownSession means a session id the client did not create.
+	ErrUnknownSession = errors.New("acp: unknown session")
+	// ErrBusy means a prompt is already running in the session.
+	ErrBusy = errors.New("acp: a prompt is already running in this session")
+	// ErrConnClosed means ClientConn.Close was called.
+	ErrConnClosed = errors.New("acp: client connection closed")
+)
+
+// PermissionDecision is a PermissionHandler's answer to one request.
+type PermissionDecision struct {
+	// OptionID is the option to select; "" answers cancelled. An id that
+	// was not offered in the request is never sent: the agent gets
+	// cancelled instead.
+	OptionID string
+	// DecidedBy, Reason and DecisionID are reported in the Event stream;
+	// the agent sees none of them.
+	DecidedBy  string
+	Reason     string
+	DecisionID string
+}
+
+// PermissionHandler decides the agent's permission requests for a
+// ClientConn. DecidePermission runs in its own goroutine per request; ctx
+// is cancelled when the request no longer needs an answer (the turn was
+// cancelled, the agent sent $/cancel_request or went away), and the handler
+// should then return promptly. An error, a panic or an option that was not
+// offered answers cancelled.
+type PermissionHandler interface {
+	DecidePermission(ctx context.Context, req *PermissionRequest) (PermissionDecision, error)
+}
+
+// PermissionHandlerFunc adapts a function to PermissionHandler.
+type PermissionHandlerFunc func(ctx context.Context, req *PermissionRequest) (PermissionDecision, error)
+
+// DecidePermission calls f.
+func (f PermissionHandlerFunc) DecidePermission(ctx context.Context, req *PermissionRequest) (PermissionDecision, error) {
+	return f(ctx, req)
+}
+
+// FSAccess says which of ACP's client file-system methods the client serves.
+// Both are confined to the session's working directory.
+type FSAccess struct {
+	Read  bool
+	Write bool
+}
+
+// ClientOptions configure a ClientConn. The zero value is valid: it serves
+// no files and answers every permission request cancelled.
+type ClientOptions struct {
+	// Info is the clientInfo sent in initialize; an empty Name means
+	// "permhost".
+	Info Peer
+	// Permissions decides permission requests; nil answers each cancelled.
+	Permissions PermissionHandler
+	// Events, when set, receives the session's events in order, from a
+	// goroutine of its own: a slow Events never holds up the connection.
+	// Events queued before a prompt's response are delivered before
+	// Prompt returns.
+	Events func(Event)
+	// FS enables fs/read_text_file and fs/write_text_file, confined to the
+	// session's cwd (symlinks resolved; anything outside is refused).
+	FS FSAccess
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+	// MaxLineBytes caps one line from the agent; 0 means
+	// DefaultMaxLineBytes.
+	MaxLineBytes int
+	// MaxReadBytes caps a file served by fs/read_text_file; 0 means
+	// DefaultMaxReadBytes.
+	MaxReadBytes int64
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// DefaultMaxReadBytes is the default cap on a file served to the agent.
+const DefaultMaxReadBytes = 64 << 20
+
+// InitializeResult is the agent's answer to initialize.
+type InitializeResult struct {
+	ProtocolVersion int
+	Agent           Peer
+	// AgentCapabilities and AuthMethods are verbatim; nil when absent.
+	AgentCapabilities json.RawMessage
+	AuthMethods       json.RawMessage
+}
+
+// ClientConn is the client end of one ACP connection: permhost as the
+// editor. Create it with NewClientConn; the creator calls Close.
+//
+// The client numbers its own requests 1, 2, 3... and never reuses an id;
+// the agent's ids live in their own space. It answers every agent request:
+// permission requests through the PermissionHandler, file requests when
+// enabled, anything else -32601. Malformed input gets -32700 (id null) or
+// -32600 (with the id when readable); a batch is answered element by
+// element, as single lines, since ACP v1 has no batches.
+//
+// Permission requests are decided whether or not a prompt is in flight:
+// agents keep working after a turn ends (claude-agent-acp asks after its
+// prompt returned), and a decision by policy stays a decision by policy.
+// Between session/cancel and the cancelled turn's stop reason, the
+// session's requests are answered cancelled at once.
+type ClientConn struct {
+	opts   ClientOptions
+	log    *slog.Logger
+	now    func() time.Time
+	state  *state
+	out    *outWriter
+	in     io.Reader
+	events *eventQueue
+
+	ctx    context.Context // cancelled by Close; parent of handler contexts
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // handlers and file requests
+	nextID atomic.Int64
+	done   chan struct{} // closed when the read loop ends
+	once   sync.Once
+
+	mu       sync.Mutex
+	calls    map[int64]chan callResult
+	perms    map[string]*clientPerm
+	sessions map[string]*clientSession
+	err      error // why the connection ended; set before done closes
+}
+
+type callResult struct {
+	result json.RawMessage
+	err    error
+}
+
+// clientSession is a session the client created.
+type clientSession struct {
+	id, cwd  string
+	resolved string   // cwd with symlinks resolved
+	root     *os.Root // nil unless file access is enabled
+	// prompting is true while a session/prompt is in flight; cancelling
+	// from session/cancel until that prompt's response.
+	prompting, cancelling bool
+}
+
+// clientPerm is one agent permission request until it is answered.
+type clientPerm struct {
+	req    *PermissionRequest
+	key    string
+	start  time.Time
+	inTurn bool
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   bool // guarded by ClientConn.mu
+}
+
+// NewClientConn starts a client on the agent's input (w, usually the
+// agent's stdin) and output (r). It reads r until it ends or Close is
+// called; Close closes w, and r when it is an io.Closer.
+func NewClientConn(w io.Writer, r io.Reader, opts ClientOptions) (*ClientConn, error) {
+	if opts.MaxLineBytes < 0 || opts.MaxReadBytes < 0 {
+		return nil, errors.New("acp: negative limit in ClientOptions")
+	}
+	if opts.MaxLineBytes == 0 {
+		opts.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if opts.MaxReadBytes == 0 {
+		opts.MaxReadBytes = DefaultMaxReadBytes
+	}
+	if opts.Info.Name == "" {
+		opts.Info.Name = "permhost"
+	}
+	c := &ClientConn{
+		opts:     opts,
+		log:      opts.Logger,
+		now:      opts.Now,
+		state:    newState(DefaultMaxSessions, DefaultMaxToolCallsPerSessn),
+		in:       r,
+		done:     make(chan struct{}),
+		calls:    map[int64]chan callResult{},
+		perms:    map[string]*clientPerm{},
+		sessions: map[string]*clientSession{},
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.out = newOutWriter(w, func(err error) {
+		if !errors.Is(err, ErrClosed) {
+			c.log.Warn("writing to the agent failed", "err", err)
+		}
+	})
+	c.events = newEventQueue(opts.Events, c.log)
+	c.state.setClient(c.opts.Info)
+	go c.readLoop()
+	return c, nil
+}
+
+// Done is closed once the agent's output has ended or Close was called.
+func (c *ClientConn) Done() <-chan struct{} { return c.done }
+
+// Err says why the connection ended: ErrAgentClosed, ErrConnClosed, a
+// read error or a *LineTooLongError; nil while it runs.
+func (c *ClientConn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Close closes the agent's input and output, answers nothing more, waits
+// for the permission handlers and delivers the queued events. It is
+// idempotent.
+func (c *ClientConn) Close() error {
+	c.once.Do(func() {
+		c.setErr(ErrConnClosed)
+		_ = c.out.close()
+		closer, ok := c.in.(io.Closer)
+		if ok {
+			_ = closer.Close()
+		}
+		c.cancel()
+		if ok {
+			<-c.done
+		}
+		c.wg.Wait()
+		c.events.close()
+		c.mu.Lock()
+		for _, s := range c.sessions {
+			if s.root != nil {
+				s.root.Close()
+			}
+		}
+		c.mu.Unlock()
+	})
+	return nil
+}
+
+func (c *ClientConn) setErr(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	c.mu.Unlock()
+}
+
+// call sends a request and returns its channel; the id is new.
+func (c *ClientConn) startCall(method string, params any) (int64, chan callResult, error) {
+	body, err := marshalNoEscape(params)
+	if err != nil {
+		return 0, nil, fmt.Errorf("acp: %s params: %w", method, err)
+	}
+	id := c.nextID.Add(1)
+	ch := make(chan callResult, 1)
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return 0, nil, err
+	}
+	c.calls[id] = ch
+	c.mu.Unlock()
+	if err := c.out.message(requestLine(strconv.AppendInt(nil, id, 10), method, body)); err != nil {
+		c.forget(id)
+		return 0, nil, fmt.Errorf("acp: sending %s: %w", method, err)
+	}
+	return id, ch, nil
+}
+
+func (c *ClientConn) forget(id int64) {
+	c.mu.Lock()
+	delete(c.calls, id)
+	c.mu.Unlock()
+}
+
+// call sends a request and waits for its result. When ctx ends first the
+// agent is sent $/cancel_request and ctx.Err() returned.
+func (c *ClientConn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	id, ch, err := c.startCall(method, params)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		return r.result, r.err
+	case <-ctx.Done():
+		c.forget(id)
+		p, _ := json.Marshal(map[string]int64{"requestId": id})
+		_ = c.out.message(notificationLine(MethodCancelRequest, p))
+		return nil, ctx.Err()
+	}
+}
+
+// Initialize sends initialize (protocol version 1, the capabilities the
+// client really serves) and checks the agent's version: any other than
+// ProtocolVersion is an error wrapping ErrProtocolVersion, and the caller
+// should close the connection.
+func (c *ClientConn) Initialize(ctx context.Context) (InitializeResult, error) {
+	info := map[string]string{"name": c.opts.Info.Name}
+	if c.opts.Info.Title != "" {
+		info["title"] = c.opts.Info.Title
+	}
+	if c.opts.Info.Version != "" {
+		info["version"] = c.opts.Info.Version
+	}
+	params := map[string]any{
+		"protocolVersion": ProtocolVersion,
+		"clientCapabilities": map[string]any{
+			"fs":       map[string]bool{"readTextFile": c.opts.FS.Read, "writeTextFile": c.opts.FS.Write},
+			"terminal": false,
+		},
+		"clientInfo": info,
+	}
+	raw, err := c.call(ctx, MethodInitialize, params)
+	if err != nil {
+		return InitializeResult{}, err
+	}
+	var res struct {
+		ProtocolVersion   json.RawMessage `json:"protocolVersion"`
+		AgentCapabilities json.RawMessage `json:"agentCapabilities"`
+		AgentInfo         json.RawMessage `json:"agentInfo"`
+		AuthMethods       json.RawMessage `json:"authMethods"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return InitializeResult{}, fmt.Errorf("acp: initialize result: %w", err)
+	}
+	v, ok := intValue(res.ProtocolVersion)
+	if !ok || v != ProtocolVersion {
+		return InitializeResult{}, fmt.Errorf("%w: %s (permhost speaks ACP version %d)", ErrProtocolVersion, bytes.TrimSpace(res.ProtocolVersion), ProtocolVersion)
+	}
+	out := InitializeResult{ProtocolVersion: ProtocolVersion, Agent: peerOf(res.AgentInfo),
+		AgentCapabilities: res.AgentCapabilities, AuthMethods: res.AuthMethods}
+	c.state.setAgent(out.Agent, ProtocolVersion)
+	return out, nil
+}
+
+// NewSession creates a session in cwd, an absolute directory, with no MCP
+// servers, and returns its id.
+func (c *ClientConn) NewSession(ctx context.Context, cwd string) (string, error) {
+	if !filepath.IsAbs(cwd) {
+		return "", fmt.Errorf("acp: session cwd %q is not absolute", cwd)
+	}
+	cwd = filepath.Clean(cwd)
+	resolved, err := filepath.EvalSymlinks(cwd)
+	if err != nil {
+		return "", fmt.Errorf("acp: session cwd: %w", err)
+	}
+	var root *os.Root
+	if c.opts.FS.Read || c.opts.FS.Write {
+		if root, err = os.OpenRoot(resolved); err != nil {
+			return "", fmt.Errorf("acp: session cwd: %w", err)
+		}
+	}
+	raw, err := c.call(ctx, MethodSessionNew, map[string]any{"cwd": cwd, "mcpServers": []any{}})
+	if err != nil {
+		if root != nil {
+			root.Close()
+		}
+		return "", err
+	}
+	var res struct {
+		SessionID string `json:"sessionId"`
+		Modes     struct {
+			CurrentModeID string `json:"currentModeId"`
+		} `json:"modes"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil || res.SessionID == "" {
+		if root != nil {
+			root.Close()
+		}
+		return "", fmt.Errorf("acp: session/new result has no sessionId: %s", truncate(raw, 200))
+	}
+	c.mu.Lock()
+	if old := c.sessions[res.SessionID]; old != nil && old.root != nil {
+		old.root.Close()
+	}
+	c.sessions[res.SessionID] = &clientSession{id: res.SessionID, cwd: cwd, resolved: resolved, root: root}
+	c.mu.Unlock()
+	c.state.setSession(res.SessionID, cwd, res.Modes.CurrentModeID)
+	return res.SessionID, nil
+}
+
+// Prompt sends text as one session/prompt and waits for the turn to end,
+// returning the stop reason. Cancelling ctx cancels the turn: the agent is
+// sent session/cancel, the session's pending permission requests are
+// answered cancelled, and Prompt keeps waiting for the agent's stop reason
+// (usually "cancelled"; an agent may report another). To give up on an agent
+// that never answers, stop the agent or Close the connection.
+func (c *ClientConn) Prompt(ctx context.Context, sessionID, text string) (string, error) {
+	c.mu.Lock()
+	s := c.sessions[sessionID]
+	switch {
+	case s == nil:
+		c.mu.Unlock()
+		return "", fmt.Errorf("%w %q", ErrUnknownSession, sessionID)
+	case s.prompting:
+		c.mu.Unlock()
+		return "", ErrBusy
+	}
+	s.prompting = true
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		s.prompting, s.cancelling = false, false
+		c.mu.Unlock()
+	}()
+
+	params := map[string]any{
+		"sessionId": sessionID,
+		"prompt":    []any{map[string]string{"type": "text", "text": text}},
+	}
+	_, ch, err := c.startCall(MethodSessionPrompt, params)
+	if err != nil {
+		return "", err
+	}
+	var r callResult
+	select {
+	case r = <-ch:
+	case <-ctx.Done():
+		c.cancelTurn(s)
+		r = <-ch
+	}
+	if r.err != nil {
+		c.events.barrier()
+		return "", r.err
+	}
+	var res struct {
+		StopReason string `json:"stopReason"`
+	}
+	if err := json.Unmarshal(r.result, &res); err != nil || res.StopReason == "" {
+		c.events.barrier()
+		return "", fmt.Errorf("acp: session/prompt result has no stopReason: %s", truncate(r.result, 200))
+	}
+	c.events.push(Event{Kind: EventStop, Time: c.now(), SessionID: sessionID, StopReason: res.StopReason})
+	c.events.barrier()
+	return res.StopReason, nil
+}
+
+// cancelTurn sends session/cancel and answers the session's pending
+// permission requests cancelled.
+func (c *ClientConn) cancelTurn(s *clientSession) {
+	c.mu.Lock()
+	s.cancelling = true
+	var pending []*clientPerm
+	for _, p := range c.perms {
+		if p.req.SessionID == s.id && !p.done {
+			pending = append(pending, p)
+		}
+	}
+	c.mu.Unlock()
+	p, _ := marshalNoEscape(map[string]string{"sessionId": s.id})
+	if err := c.out.message(notificationLine(MethodSessionCancel, p)); err != nil {
+		c.log.Warn("sending session/cancel failed", "err", err)
+	}
+	for _, p := range pending {
+		c.finishPerm(p, PermissionDecision{DecidedBy: "cancel", Reason: "the turn was cancelled"}, nil)
+	}
+}
+
+func (c *ClientConn) readLoop() {
+	r := newLineReader(c.in, c.opts.MaxLineBytes, "agent")
+	var err error
+	for {
+		var line []byte
+		line, err = r.next()
+		if err != nil {
+			break
+		}
+		c.handle(trimEOL(line), false)
+	}
+	if err == io.EOF {
+		err = ErrAgentClosed
+	} else {
+		c.log.Error("reading from the agent failed", "err", err)
+	}
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	err = c.err
+	calls := c.calls
+	c.calls = map[int64]chan callResult{}
+	var perms []*clientPerm
+	for _, p := range c.perms {
+		p.done = true
+		perms = append(perms, p)
+	}
+	c.perms = map[string]*clientPerm{}
+	c.mu.Unlock()
+	for _, ch := range calls {
+		ch <- callResult{err: err}
+	}
+	for _, p := range perms {
+		p.cancel()
+	}
+	close(c.done)
+}
+
+// handle acts on one line (or batch element) from the agent.
+func (c *ClientConn) handle(body []byte, inBatch bool) {
+	d := decode(body)
+	switch d.kind {
+	case kindBlank:
+		if inBatch {
+			c.reply(errorLine(nullID, CodeInvalidRequest, "permhost: empty batch element"))
+		}
+		return
+	case kindBatch:
+		if inBatch {
+			c.reply(errorLine(nullID, CodeInvalidRequest, "permhost: nested batch"))
+			return
+		}
+		c.batch(body)
+		return
+	case kindInvalid:
+		c.invalid(body, d)
+		return
+	}
+	// Responses are taken without "jsonrpc": refusing one would leave a
+	// call waiting forever, and nothing is answered to a response anyway.
+	if (d.kind != kindResponse && !jsonrpc2(body)) || !validID(d.msg.ID) {
+		c.invalid(body, decoded{kind: kindInvalid, msg: d.msg, err: errNotJSONRPC})
+		return
+	}
+	switch d.kind {
+	case kindRequest:
+		c.request(d, body)
+	case kindNotification:
+		c.notification(d)
+	case kindResponse:
+		c.response(d)
+	}
+}
+
+var nullID = json.RawMessage("null")
+
+// invalid answers input that is not a JSON-RPC message.
+func (c *ClientConn) invalid(body []byte, d decoded) {
+	c.log.Warn("the agent sent a line that is not a JSON-RPC message", "bytes", len(body), "start", string(truncate(body, 80)), "err", d.err)
+	if !json.Valid(body) {
+		c.reply(errorLine(nullID, CodeParseError, "permhost: parse error: the line is not JSON"))
+		return
+	}
+	id := nullID
+	if len(d.msg.ID) > 0 && validID(d.msg.ID) {
+		id = d.msg.ID
+	} else {
+		// decode stops at the first mistake; the id may still be readable.
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(body, &m) == nil && len(m.ID) > 0 && validID(m.ID) {
+			id = m.ID
+		}
+	}
+	c.reply(errorLine(id, CodeInvalidRequest, "permhost: invalid request: not a JSON-RPC 2.0 request, notification or response"))
+}
+
+func (c *ClientConn) batch(body []byte) {
+	var elems []json.RawMessage
+	if err := json.Unmarshal(body, &elems); err != nil {
+		c.reply(errorLine(nullID, CodeParseError, "permhost: parse error: "+err.Error()))
+		return
+	}
+	if len(elems) == 0 {
+		c.reply(errorLine(nullID, CodeInvalidRequest, "permhost: empty batch"))
+		return
+	}
+	c.log.Warn("the agent sent a batch (ACP v1 has none); handling its elements one by one", "elements", len(elems))
+	for _, e := range elems {
+		c.handle(bytes.TrimSpace(e), true)
+	}
+}
+
+// jsonrpc2 reports whether the message says "jsonrpc":"2.0".
+func jsonrpc2(body []byte) bool {
+	var v struct {
+		JSONRPC *string `json:"jsonrpc"`
+	}
+	return json.Unmarshal(body, &v) == nil && v.JSONRPC != nil && *v.JSONRPC == "2.0"
+}
+
+// validID reports whether id is absent, null, a string or a number.
+func validID(id json.RawMessage) bool {
+	id = bytes.TrimSpace(id)
+	if len(id) == 0 || string(id) == "null" {
+		return true
+	}
+	switch c := id[0]; {
+	case c == '"':
+		var s string
+		return json.Unmarshal(id, &s) == nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		var n json.Number
+		return json.Unmarshal(id, &n) == nil
+	}
+	return false
+}
+
+func (c *ClientConn) reply(line []byte) {
+	if err := c.out.message(line); err != nil && !errors.Is(err, ErrClosed) {
+		c.log.Warn("answering the agent failed", "err", err)
+	}
+}
+
+func (c *ClientConn) request(d decoded, body []byte) {
+	switch d.method {
+	case MethodRequestPermission:
+		c.permission(d, body)
+	case MethodReadTextFile, MethodWriteTextFile:
+		if (d.method == MethodReadTextFile && !c.opts.FS.Read) || (d.method == MethodWriteTextFile && !c.opts.FS.Write) {
+			c.reply(errorLine(d.msg.ID, CodeMethodNotFound, "permhost: "+d.method+" is not enabled (it was not advertised in initialize)"))
+			return
+		}
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.serveFile(d)
+		}()
+	default:
+		c.reply(errorLine(d.msg.ID, CodeMethodNotFound, "permhost: method not found: "+d.method))
+	}
+}
+
+func (c *ClientConn) notification(d decoded) {
+	switch d.method {
+	case MethodSessionUpdate:
+		c.update(d.msg.Params)
+	case MethodCancelRequest:
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(d.msg.Params, &p) != nil || len(p.RequestID) == 0 {
+			return
+		}
+		c.mu.Lock()
+		pp := c.perms[idKey(p.RequestID)]
+		c.mu.Unlock()
+		if pp != nil {
+			c.finishPerm(pp, PermissionDecision{DecidedBy: "cancel", Reason: "the agent withdrew the request ($/cancel_request)"}, nil)
+		}
+	default:
+		c.log.Debug("ignoring a notification from the agent", "method", d.method)
+	}
+}
+
+func (c *ClientConn) response(d decoded) {
+	id, ok := intValue(d.msg.ID)
+	c.mu.Lock()
+	ch := c.calls[id]
+	delete(c.calls, id)
+	c.mu.Unlock()
+	if !ok || ch == nil {
+		c.log.Warn("the agent answered a request the client did not send or no longer awaits", "id", string(d.msg.ID))
+		return
+	}
+	if len(d.msg.Error) > 0 && string(d.msg.Error) != "null" {
+		ch <- callResult{err: decodeRPCError(d.msg.Error)}
+		return
+	}
+	ch <- callResult{result: d.msg.Result}
+}
+
+// update records and reports one session/update.
+func (c *ClientConn) update(params json.RawMessage) {
+	var u struct {
+		SessionID string          `json:"sessionId"`
+		Update    json.RawMessage `json:"update"`
+	}
+	if json.Unmarshal(params, &u) != nil || len(u.Update) == 0 {
+		c.log.Warn("session/update without an update object")
+		return
+	}
+	var k struct {
+		SessionUpdate string `json:"sessionUpdate"`
+		CurrentModeID string `json:"currentModeId"`
+		Content       struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	_ = json.Unmarshal(u.Update, &k)
+	ev := Event{Time: c.now(), SessionID: u.SessionID}
+	switch k.SessionUpdate {
+	case "agent_message_chunk", "agent_thought_chunk":
+		ev.Kind = EventText
+		if k.SessionUpdate == "agent_thought_chunk" {
+			ev.Kind = EventThought
+		}
+		if k.Content.Type == "text" {
+			ev.Text = k.Content.Text
+		} else {
+			ev.Update = u.Update
+		}
+	case "tool_call", "tool_call_update":
+		merged, _, ok := c.state.updateToolCall(u.SessionID, u.Update)
+		if !ok {
+			ev.Kind, ev.Update = EventUpdate, u.Update
+			break
+		}
+		ev.Kind = EventToolCall
+		if k.SessionUpdate == "tool_call_update" {
+			ev.Kind = EventToolCallUpdate
+		}
+		ev.ToolCall = toolCallEvent(merged)
+	case "current_mode_update":
+		c.state.setMode(u.SessionID, k.CurrentModeID)
+		ev.Kind, ev.Mode = EventMode, k.CurrentModeID
+	default:
+		ev.Kind, ev.Update = EventUpdate, u.Update
+	}
+	c.events.push(ev)
+}
+
+// permission starts deciding one agent permission request.
+func (c *ClientConn) permission(d decoded, body []byte) {
+	req := c.permissionRequest(d, body)
+	ctx, cancel := context.WithCancel(c.ctx)
+	p := &clientPerm{req: req, key: idKey(req.ID), start: c.now(), ctx: ctx, cancel: cancel}
+	c.mu.Lock()
+	old := c.perms[p.key]
+	c.perms[p.key] = p
+	s := c.sessions[req.SessionID]
+	cancelling := s != nil && s.cancelling
+	p.inTurn = s != nil && s.prompting
+	c.mu.Unlock()
+	if old != nil {
+		c.log.Warn("the agent reused the id of an unanswered permission request; cancelling the older one", "id", p.key)
+		c.finishPerm(old, PermissionDecision{DecidedBy: "cancel", Reason: "the agent reused its id"}, nil)
+	}
+	switch {
+	case cancelling:
+		c.finishPerm(p, PermissionDecision{DecidedBy: "cancel", Reason: "the turn is being cancelled"}, nil)
+	case c.opts.Permissions == nil:
+		c.finishPerm(p, PermissionDecision{DecidedBy: "cancel", Reason: "no permission handler"}, nil)
+	default:
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			dec, err := c.decide(p)
+			c.finishPerm(p, dec, err)
+		}()
+	}
+}
+
+func (c *ClientConn) decide(p *clientPerm) (dec PermissionDecision, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("acp: permission handler panicked: %v", r)
+		}
+	}()
+	return c.opts.Permissions.DecidePermission(p.ctx, p.req)
+}
+
+// permissionRequest builds the handler's view of a request, with the
+// session state and the merged tool call.
+func (c *ClientConn) permissionRequest(d decoded, body []byte) *PermissionRequest {
+	req := &PermissionRequest{ID: d.msg.ID, Line: bytes.Clone(body), Params: d.msg.Params}
+	var params struct {
+		SessionID string             `json:"sessionId"`
+		ToolCall  json.RawMessage    `json:"toolCall"`
+		Options   []PermissionOption `json:"options"`
+		Meta      json.RawMessage    `json:"_meta"`
+	}
+	if err := json.Unmarshal(d.msg.Params, &params); err != nil {
+		req.Suspicious = "params do not decode: " + err.Error()
+	}
+	req.SessionID, req.Options, req.Meta = params.SessionID, params.Options, params.Meta
+	switch {
+	case req.Suspicious != "":
+	case !utf8.Valid(body):
+		req.Suspicious = "invalid UTF-8"
+	default:
+		if k := duplicateKey(body); k != "" {
+			req.Suspicious = "duplicate key " + strconv.Quote(k)
+		}
+	}
+	if len(params.ToolCall) > 0 && params.ToolCall[0] == '{' {
+		req.ToolCall, req.ToolCallID = c.state.mergedToolCall(req.SessionID, params.ToolCall)
+	}
+	req.Session = c.state.info(req.SessionID)
+	return req
+}
+
+// finishPerm answers the agent once and reports the decision.
+func (c *ClientConn) finishPerm(p *clientPerm, dec PermissionDecision, herr error) {
+	c.mu.Lock()
+	if p.done {
+		c.mu.Unlock()
+		return
+	}
+	p.done = true
+	if c.perms[p.key] == p {
+		delete(c.perms, p.key)
+	}
+	c.mu.Unlock()
+	p.cancel()
+
+	switch {
+	case herr != nil:
+		c.log.Warn("permission handler failed; answering cancelled", "id", p.key, "err", herr)
+		dec = PermissionDecision{DecidedBy: "cancel", Reason: "the permission handler failed: " + herr.Error(), DecisionID: dec.DecisionID}
+	case dec.OptionID != "" && !p.req.Offered(dec.OptionID):
+		c.log.Warn("permission handler chose an option that was not offered; answering cancelled", "id", p.key, "option", dec.OptionID)
+		dec = PermissionDecision{DecidedBy: "cancel", Reason: fmt.Sprintf("the handler chose %q, which was not offered", dec.OptionID), DecisionID: dec.DecisionID}
+	}
+	var line []byte
+	if dec.OptionID == "" {
+		line = cancelledLine(p.req.ID)
+	} else {
+		res := append([]byte(`{"outcome":{"outcome":"selected","optionId":`), quote(dec.OptionID)...)
+		line = responseLine(p.req.ID, append(res, "}}"...))
+	}
+	// The event goes first so that it precedes whatever the agent does
+	// with the answer.
+	c.events.push(Event{Kind: EventPermission, Time: c.now(), SessionID: p.req.SessionID,
+		Permission: permissionEvent(p, dec, c.now().Sub(p.start))})
+	c.reply(line)
+}
+
+// marshalNoEscape encodes v as compact JSON without HTML escaping.
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
