@@ -26,9 +26,11 @@ import (
 // records: what the client received, what the agent received, and the
 // decision log.
 
-// pipeWait bounds every wait of these tests; nothing should take more than a
-// fraction of it, even under -race on a loaded machine.
-const pipeWait = 20 * time.Second
+// pipeWait bounds every wait of these tests. Nothing should take more than
+// a fraction of it, but loading a Go plugin from the compile cache takes ~3 s
+// of CPU under -race, and several proxies do it at once on a small, busy
+// machine.
+const pipeWait = 45 * time.Second
 
 var (
 	pipelineAgentOnce sync.Once
@@ -50,6 +52,39 @@ func pipelineAgent(t *testing.T) string {
 		t.Fatalf("building the pipeline agent: %v", pipelineAgentErr)
 	}
 	return pipelineAgentBin
+}
+
+var warmed sync.Map // plugin path -> *warmOnce
+
+type warmOnce struct {
+	once sync.Once
+	err  error
+}
+
+// warmPlugin loads a plugin once with `permhost eval`, which fills the
+// compile cache the proxies of these tests share: a cold compile of a Go
+// plugin takes many seconds (tens under -race), and several proxies
+// compiling the same module at once on a small machine would each wait for
+// all of them.
+func warmPlugin(t *testing.T, path string) string {
+	t.Helper()
+	w, _ := warmed.LoadOrStore(path, &warmOnce{})
+	wo := w.(*warmOnce)
+	wo.once.Do(func() {
+		req := filepath.Join(t.TempDir(), "request.json")
+		if err := os.WriteFile(req, []byte(`{"decisionId":"warm","session":{"id":"s"},"toolCall":{"id":"t","kind":"read"},"options":[]}`), 0o600); err != nil {
+			wo.err = err
+			return
+		}
+		out, err := exec.Command(permhostBin, "eval", "--plugin", path, "--timeout", "60s", req).CombinedOutput()
+		if err != nil {
+			wo.err = fmt.Errorf("permhost eval %s: %v\n%s", path, err, out)
+		}
+	})
+	if wo.err != nil {
+		t.Fatal(wo.err)
+	}
+	return path
 }
 
 // wasmFixture is a plugin of testdata/wasm.
@@ -280,7 +315,7 @@ func startPipeline(t *testing.T, cfg, log string, tr *acptest.Transcript, answer
 	t.Helper()
 	report := filepath.Join(t.TempDir(), "agent-received.jsonl")
 	argv := []string{permhostBin, "proxy", "--log-level", "debug", "--shutdown-grace", "2s", "--config", cfg, "--",
-		pipelineAgent(t), "-transcript", acptest.WriteTranscript(t, tr), "-report", report}
+		pipelineAgent(t), "-transcript", acptest.WriteTranscript(t, tr), "-report", report, "-wait", pipeWait.String()}
 	r := &pipelineRun{t: t, tr: tr, proc: acptest.Start(t, argv...), report: report, log: log}
 	r.client = newTestClient(t, r.proc.Stdout, r.proc.Stdin, answer)
 	t.Cleanup(func() {

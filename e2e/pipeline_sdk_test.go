@@ -61,7 +61,7 @@ func readDecisions(t *testing.T, path string, n int) []logLine {
 // end_turn, and the client saw permhost's tool_call_update and no request.
 func TestPipelineSDKAgentRejected(t *testing.T) {
 	t.Parallel()
-	cfg, log := writeConfig(t, "sequential", pluginSpec{name: "plan-mode", path: examplePlugin(t, "plan-mode"), timeout: "5s", policy: "closed"})
+	cfg, log := writeConfig(t, "sequential", pluginSpec{name: "plan-mode", path: warmPlugin(t, examplePlugin(t, "plan-mode")), timeout: "5s", policy: "closed"})
 	s := startSDKPipeline(t, cfg, func(s *sdkSession, req *acptest.Message) any {
 		s.t.Errorf("the client was asked: %s", req.Raw)
 		return selectAllow

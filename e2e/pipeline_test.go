@@ -54,7 +54,7 @@ var blockedByPlanMode = map[string]bool{"edit": true, "delete": true, "move": tr
 // reaches the client, whose recorded answer reaches the agent byte for byte.
 func TestPipelineRejectingPlugin(t *testing.T) {
 	t.Parallel()
-	planMode := examplePlugin(t, "plan-mode")
+	planMode := warmPlugin(t, examplePlugin(t, "plan-mode"))
 	for _, tr := range pipelineTranscripts(t) {
 		t.Run(tr.Name, func(t *testing.T) {
 			t.Parallel()
