@@ -1,0 +1,253 @@
+package prompt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// DefaultGrace is how long after a question appears keypresses are ignored.
+const DefaultGrace = 200 * time.Millisecond
+
+// Errors of Ask and Open.
+var (
+	// ErrNotTerminal means the input is not a terminal.
+	ErrNotTerminal = errors.New("prompt: input is not a terminal")
+	// ErrDeclined means the person pressed Esc: no option chosen.
+	ErrDeclined = errors.New("prompt: the person declined to choose")
+	// ErrHangup means the terminal's input ended before an answer.
+	ErrHangup = errors.New("prompt: the terminal's input ended")
+)
+
+// Option is one choice offered to the person.
+type Option struct {
+	ID   string
+	Name string
+	// Kind is allow_once, allow_always, reject_once or reject_always.
+	Kind string
+}
+
+// Explanation is what one plugin said about the request.
+type Explanation struct {
+	Plugin  string
+	Summary string
+	Risk    string
+	// RiskLevel is low, medium or high; empty when not given.
+	RiskLevel string
+	Reason    string
+}
+
+// Path is a file the call touches.
+type Path struct {
+	Path string
+	// Access is read or write.
+	Access string
+	// Outside is true when the path lies outside the session directory.
+	Outside bool
+}
+
+// Question is one permission request as shown to the person.
+type Question struct {
+	Title string
+	// Kind is the ACP tool kind (execute, edit, ...).
+	Kind string
+	// Command is the shell command, when there is one.
+	Command string
+	Paths   []Path
+	// Explanations are shown in order, with their risk.
+	Explanations []Explanation
+	// Reason says why a person is asked (what the plugins said, or why
+	// they could not decide).
+	Reason string
+	// Deadline, when set, is shown: what happens then is the caller's
+	// business (Expiry says what).
+	Deadline time.Time
+	Expiry   string
+	// Options are the choices, one key each, in order.
+	Options []Option
+}
+
+// Options configure a Terminal.
+type Options struct {
+	// Grace is how long keypresses are ignored after a question appears;
+	// 0 means DefaultGrace, negative none.
+	Grace time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Terminal asks questions on a terminal. Its methods are safe for
+// concurrent use; questions are asked one at a time.
+type Terminal struct {
+	in    *os.File
+	out   io.Writer
+	grace time.Duration
+	now   func() time.Time
+	turn  chan struct{} // holds one token: the right to ask
+}
+
+// Open returns a Terminal reading keys from in, which must be a terminal
+// (ErrNotTerminal otherwise), and writing questions to out.
+func Open(in *os.File, out io.Writer, opts Options) (*Terminal, error) {
+	if !IsTerminal(in) {
+		return nil, ErrNotTerminal
+	}
+	t := &Terminal{in: in, out: out, grace: opts.Grace, now: opts.Now, turn: make(chan struct{}, 1)}
+	if t.grace == 0 {
+		t.grace = DefaultGrace
+	}
+	if t.now == nil {
+		t.now = time.Now
+	}
+	t.turn <- struct{}{}
+	return t, nil
+}
+
+// keys are the keys of the options, in order.
+const keys = "123456789abcdefghijklmnopqrstuvwxyz"
+
+// Ask shows q and returns the id of the option the person chose. It
+// returns ErrDeclined on Esc, ErrHangup when the input ends, and ctx.Err()
+// when ctx ends first (the question is then marked withdrawn).
+func (t *Terminal) Ask(ctx context.Context, q Question) (string, error) {
+	if len(q.Options) == 0 {
+		return "", errors.New("prompt: no options to choose from")
+	}
+	if len(q.Options) > len(keys) {
+		q.Options = q.Options[:len(keys)]
+	}
+	select {
+	case <-t.turn:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	defer func() { t.turn <- struct{}{} }()
+
+	restore, err := cbreak(t.in)
+	if err != nil {
+		return "", fmt.Errorf("prompt: %w", err)
+	}
+	defer restore()
+	discardTypeahead(t.in)
+	io.WriteString(t.out, render(q))
+	shown := t.now()
+	var buf [64]byte
+	for {
+		n, err := readKeys(ctx, t.in, buf[:])
+		if err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintln(t.out, "\r\n  (withdrawn)")
+				return "", ctx.Err()
+			}
+			fmt.Fprintln(t.out, "\r\n  (no answer: the terminal's input ended)")
+			return "", ErrHangup
+		}
+		if t.grace > 0 && t.now().Sub(shown) < t.grace {
+			continue // too soon to be an answer to this question
+		}
+		chunk := buf[:n]
+		if chunk[0] == 0x1b { // Esc alone declines; an escape sequence (arrow keys...) is ignored
+			if n == 1 {
+				fmt.Fprintln(t.out, "\r\n  → declined")
+				return "", ErrDeclined
+			}
+			continue
+		}
+		for _, k := range chunk {
+			if i := strings.IndexByte(keys, k); i >= 0 && i < len(q.Options) {
+				o := q.Options[i]
+				fmt.Fprintf(t.out, "%c\r\n  → %s\r\n", k, label(o))
+				return o.ID, nil
+			}
+		}
+	}
+}
+
+func label(o Option) string {
+	if o.Name == "" {
+		return o.ID
+	}
+	return o.Name
+}
+
+// render formats the question for a terminal in cbreak mode ("\r\n" line
+// ends, no colours: the output may be a log).
+func render(q Question) string {
+	var b strings.Builder
+	line := func(format string, args ...any) {
+		fmt.Fprintf(&b, format, args...)
+		b.WriteString("\r\n")
+	}
+	line("")
+	title := q.Title
+	if title == "" {
+		title = "(untitled tool call)"
+	}
+	if q.Kind != "" {
+		line("permission requested [%s]: %s", q.Kind, clean(title))
+	} else {
+		line("permission requested: %s", clean(title))
+	}
+	if q.Command != "" {
+		for i, l := range strings.Split(strings.TrimRight(q.Command, "\n"), "\n") {
+			if i == 0 {
+				line("  command: %s", clean(l))
+			} else {
+				line("           %s", clean(l))
+			}
+		}
+	}
+	for _, p := range q.Paths {
+		where := ""
+		if p.Outside {
+			where = " (outside the project)"
+		}
+		line("  %-5s %s%s", p.Access, clean(p.Path), where)
+	}
+	for _, x := range q.Explanations {
+		risk := ""
+		if x.RiskLevel != "" {
+			risk = " [" + strings.ToUpper(x.RiskLevel) + " risk]"
+		}
+		text := x.Summary
+		if x.Risk != "" {
+			text += " Risk: " + x.Risk
+		}
+		if text == "" {
+			text = x.Reason
+		}
+		line("  %s%s: %s", clean(x.Plugin), risk, clean(text))
+	}
+	if q.Reason != "" {
+		line("  why you are asked: %s", clean(q.Reason))
+	}
+	for i, o := range q.Options {
+		line("  [%c] %s (%s)", keys[i], clean(label(o)), o.Kind)
+	}
+	hint := "  Esc: decline"
+	if !q.Deadline.IsZero() {
+		expiry := q.Expiry
+		if expiry == "" {
+			expiry = "no answer"
+		}
+		hint += fmt.Sprintf(" · %s at %s", expiry, q.Deadline.Format("15:04:05"))
+	}
+	line("%s", hint)
+	b.WriteString("  choice: ")
+	return b.String()
+}
+
+// clean keeps control characters an agent put in a title or command from
+// steering the terminal.
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '�'
+		}
+		return r
+	}, s)
+}
