@@ -208,7 +208,7 @@ func (r *report) markdown() string {
 		k := "bench.Throughput/" + c.key
 		w("| %s, in process | %s | %s | %s |\n", c.name, r.cell(k+".decisions/s", 1, "%.0f"), r.cell(k+".B/op", 1, "%.0f"), r.cell(k+".timeouts", 1, "%.0f"))
 	}
-	w("| constant allow (`scripted.wasm`), through `permhost proxy` | %s | | |\n", r.cell("e2e.rate.constant allow", 1, "%.0f"))
+	w("| constant allow (`scripted.wasm`), through `permhost proxy` | %s | | %s of 2,000 reached the editor through the fallback |\n", r.cell("e2e.rate.constant allow", 1, "%.0f"), r.cell("e2e.forwarded.all.constant allow", 1, "%.0f"))
 	w("| all five examples chained, through `permhost proxy` (undecided ones answered by the editor: %s of 2,000) | %s | | |\n", r.cell("e2e.forwarded.five examples", 1, "%.0f"), r.cell("e2e.rate.five examples", 1, "%.0f"))
 
 	w("\n## Time to fallback, hostile fixtures (deadline 100 ms)\n\n")
