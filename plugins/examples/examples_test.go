@@ -69,11 +69,23 @@ func TestPlanMode(t *testing.T) {
 	if exitPlan.Session.Mode != "plan" || exitPlan.ToolCall.Kind != abi.KindSwitchMode || writeAfter.Session.Mode != "default" {
 		t.Fatalf("transcript replay: modes %q, %q, kind %q", exitPlan.Session.Mode, writeAfter.Session.Mode, exitPlan.ToolCall.Kind)
 	}
+	// ExitPlanMode's options are modes, every one durable.
+	var ids []string
+	for _, o := range exitPlan.Options {
+		ids = append(ids, o.OptionID+"/"+o.Kind)
+		if !o.Durable {
+			t.Errorf("ExitPlanMode option %q not durable", o.OptionID)
+		}
+	}
+	if want := []string{"acceptEdits/allow_always", "default/allow_once", "plan/reject_once"}; !slices.Equal(ids, want) {
+		t.Fatalf("ExitPlanMode options %v, want %v", ids, want)
+	}
 	runCases(t, p, []pluginCase{
 		{name: "claude Bash rm -rf build", req: allow[0], want: abi.OutcomeReject, optionID: "reject", reason: "plan mode: commands are not allowed while planning (rm -rf build)"},
 		{name: "claude Write", req: allow[1], want: abi.OutcomeReject, optionID: "reject", reason: "edits"},
 		{name: "claude Edit", req: allow[2], want: abi.OutcomeReject, optionID: "reject", reason: "Edit hello.txt"},
 		{name: "claude ExitPlanMode abstains", req: exitPlan, want: abi.OutcomeAbstain},
+		{name: "claude ExitPlanMode abstains with only_in_mode", req: withConfig(exitPlan, `{"only_in_mode":"plan"}`), want: abi.OutcomeAbstain},
 		{name: "claude Write after plan", req: writeAfter, want: abi.OutcomeReject, optionID: "reject"},
 		{name: "claude Read outside cwd abstains", req: claudeFile("Read", "/home/dev/notes.txt"), want: abi.OutcomeAbstain},
 		{name: "sdk example edit", req: sdk, want: abi.OutcomeReject, optionID: "reject"},
