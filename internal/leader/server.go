@@ -31,8 +31,10 @@ type Prompt struct {
 	Explanations []Explanation
 	// Reason is why the worker's plugins could not decide.
 	Reason string
-	// Waiting counts the other requests queued behind this one.
-	Waiting int
+	// Waiting counts the other requests queued behind this one when it was
+	// shown; WaitingNow counts them now (more may arrive while it is up).
+	Waiting    int
+	WaitingNow func() int
 }
 
 // Prompter puts a request to the person.
@@ -222,6 +224,13 @@ func (s *Server) Queued() []Prompt {
 	return out
 }
 
+// waitingBehind counts the requests queued behind the one shown.
+func (s *Server) waitingBehind() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return max(len(s.queue)-1, 0)
+}
+
 func (it *item) prompt(waiting int) Prompt {
 	return Prompt{Seq: it.seq, Worker: it.q.Worker, Request: it.q.Request, Options: it.shown,
 		Explanations: it.expl, Reason: it.q.Reason, Waiting: waiting}
@@ -234,6 +243,7 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closed = true
+		s.broadcastLocked()
 		left := append([]*item(nil), s.queue...)
 		wasShown := map[*item]bool{}
 		for _, it := range left {
@@ -496,6 +506,7 @@ func (s *Server) promptLoop() {
 		it := s.queue[0]
 		it.showing = true
 		p := it.prompt(len(s.queue) - 1)
+		p.WaitingNow = s.waitingBehind
 		s.mu.Unlock()
 
 		choice, err := s.safeAsk(it.ctx, p)
