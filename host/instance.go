@@ -26,7 +26,6 @@ type instance struct {
 
 	// Exports, looked up once.
 	initialize, decide, abiFn, describe api.Function
-	initialized                         bool
 
 	stack []uint64 // the results of a call; one i32
 	cc    callCtx
@@ -44,6 +43,7 @@ type instance struct {
 	varBytes int
 
 	collectLogs bool
+	warming     bool // the warm-up call: its logs are dropped
 	// logMu guards the logs: the caller takes them from an abandoned call
 	// while the guest may still be logging.
 	logMu       sync.Mutex
@@ -62,9 +62,11 @@ type instance struct {
 	done      chan struct{}
 	timer     *time.Timer
 	fn        api.Function // what the next work runs
+	budget    time.Duration
 	callErr   error
 	stopErr   error
 	abandoned atomic.Bool
+	closed    atomic.Bool // for tests: a closed instance is never pooled
 }
 
 // inputBuffer is the encoded request; an io.Writer for the instance's
@@ -98,7 +100,7 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, *Error) {
 	inst.enc.SetEscapeHTML(false)
 	cfg := sandbox.ModuleConfig(streamWriter{inst, "stdout"}, streamWriter{inst, "stderr"}).
 		WithName("").        // anonymous, so that one runtime can hold many instances
-		WithStartFunctions() // _initialize runs under a deadline, below
+		WithStartFunctions() // the pool runs _initialize under the init budget
 	mod, err := p.rt.InstantiateModule(ctx, p.compiled, cfg)
 	if err != nil {
 		return nil, p.fail(KindLoad, fmt.Errorf("instantiate: %w", err))
@@ -135,7 +137,6 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, *Error) {
 		inst.close()
 		return nil, e
 	}
-	inst.initialized = inst.initialize == nil
 	return inst, nil
 }
 
@@ -162,15 +163,18 @@ func signature(params, results []api.ValueType) string {
 	return names(params) + "->" + names(results)
 }
 
-// close closes an instance that is not running; an abandoned one is closed
-// by its own goroutine instead.
-func (inst *instance) close() {
+// close closes an instance that is not running and reports true; an
+// abandoned one is left to its own goroutine, which closes it when its guest
+// stops and calls Plugin.retire.
+func (inst *instance) close() bool {
 	if inst.abandoned.Load() {
-		return
+		return false
 	}
+	inst.closed.Store(true)
 	close(inst.work)
 	// The caller's context may be done already; closing must still happen.
 	_ = inst.mod.Close(context.Background())
+	return true
 }
 
 // encode makes req the input of the next call.
@@ -204,37 +208,11 @@ func (inst *instance) begin(collectLogs bool) {
 // it.
 const deadlineGrace = time.Millisecond
 
-// run calls fn (and _initialize first, on a fresh instance) under the
-// plugin's deadline. The output aliases the arena: it is valid until the
-// next call on inst.
-//
-// The guest runs on the instance's own goroutine, so that the caller gets
-// its answer at the deadline whatever the guest is doing; a guest that has
-// not stopped by then is abandoned: the instance is closed by its goroutine
-// once the guest reaches its next deadline check.
-func (inst *instance) run(ctx context.Context, fn api.Function) ([]byte, *Error) {
+// run calls the export fn under budget and returns its output, which
+// aliases the arena: it is valid until the next call on inst.
+func (inst *instance) run(ctx context.Context, fn api.Function, budget time.Duration) ([]byte, *Error) {
 	p := inst.plugin
-	if err := ctx.Err(); err != nil {
-		return nil, p.fail(KindCancelled, err)
-	}
-	inst.cc.Context = ctx
-	inst.fn = fn
-	inst.work <- struct{}{}
-	inst.timer.Reset(p.limits.Timeout + deadlineGrace)
-	select {
-	case <-inst.done:
-		inst.timer.Stop()
-	case <-inst.timer.C:
-		inst.abandon()
-		return nil, p.fail(KindTimeout, fmt.Errorf("abandoned at the %v deadline", p.limits.Timeout))
-	case <-ctx.Done():
-		inst.timer.Stop()
-		inst.abandon()
-		return nil, p.fail(KindCancelled, ctx.Err())
-	}
-	inst.cc.Context = nil
-	inst.sealLogs()
-	if e := inst.failure(inst.callErr, inst.stopErr); e != nil {
+	if e := inst.exec(ctx, fn, budget); e != nil {
 		return nil, e
 	}
 	if rc := int32(inst.stack[0]); rc != 0 || inst.errSet {
@@ -256,6 +234,37 @@ func (inst *instance) run(ctx context.Context, fn api.Function) ([]byte, *Error)
 	return inst.arena.mem[inst.outOff : inst.outOff+inst.outLen], nil
 }
 
+// exec calls fn with the guest's deadline budget from now.
+//
+// The guest runs on the instance's own goroutine, so that the caller gets
+// its answer at the deadline whatever the guest is doing; a guest that has
+// not stopped by then is abandoned: the instance is closed by its goroutine
+// once the guest reaches its next deadline check.
+func (inst *instance) exec(ctx context.Context, fn api.Function, budget time.Duration) *Error {
+	p := inst.plugin
+	if err := ctx.Err(); err != nil {
+		return p.fail(KindCancelled, err)
+	}
+	inst.cc.Context = ctx
+	inst.fn, inst.budget = fn, budget
+	inst.work <- struct{}{}
+	inst.timer.Reset(budget + deadlineGrace)
+	select {
+	case <-inst.done:
+		inst.timer.Stop()
+	case <-inst.timer.C:
+		inst.abandon()
+		return p.fail(KindTimeout, fmt.Errorf("abandoned at the %v deadline", budget))
+	case <-ctx.Done():
+		inst.timer.Stop()
+		inst.abandon()
+		return p.fail(KindCancelled, ctx.Err())
+	}
+	inst.cc.Context = nil
+	inst.sealLogs()
+	return inst.failure(inst.callErr, inst.stopErr)
+}
+
 // serve runs the instance's calls until work is closed.
 func (inst *instance) serve() {
 	for range inst.work {
@@ -263,6 +272,7 @@ func (inst *instance) serve() {
 		inst.done <- struct{}{}
 	}
 	if inst.abandoned.Load() {
+		inst.closed.Store(true)
 		_ = inst.mod.Close(context.Background())
 		inst.plugin.retire()
 	}
@@ -270,29 +280,14 @@ func (inst *instance) serve() {
 
 // invoke is one call on the instance's goroutine.
 func (inst *instance) invoke() {
-	w := sandbox.Watch(&inst.cc, inst.mod, inst.plugin.limits.Timeout)
-	var err error
-	if !inst.initialized {
-		// _initialize shares the call's deadline: a decision never waits
-		// longer because the pool had to grow.
-		if err = inst.initialize.CallWithStack(&inst.cc, inst.stack[:0]); err == nil {
-			inst.initialized = true
-		}
-	}
-	if err == nil {
-		err = inst.fn.CallWithStack(&inst.cc, inst.stack)
-	}
+	w := sandbox.Watch(&inst.cc, inst.mod, inst.budget)
+	err := inst.fn.CallWithStack(&inst.cc, inst.stack)
 	inst.callErr, inst.stopErr = err, w.Stop()
 }
 
 // abandon gives up on a running call: the instance's goroutine closes it
-// when the guest stops, and the plugin waits for that before it frees the
-// runtime.
+// when the guest stops, and counts it out of the plugin then.
 func (inst *instance) abandon() {
-	p := inst.plugin
-	p.mu.Lock()
-	p.pending++
-	p.mu.Unlock()
 	inst.abandoned.Store(true)
 	inst.sealLogs()
 	close(inst.work)
@@ -357,7 +352,7 @@ func (e *trapError) Unwrap() error { return e.err }
 
 // log records one Extism log call.
 func (inst *instance) log(level string, msg []byte) {
-	if !inst.collectLogs && inst.plugin.logger == nil {
+	if inst.warming || !inst.collectLogs && inst.plugin.logger == nil {
 		return
 	}
 	inst.logMu.Lock()
@@ -372,7 +367,7 @@ func (inst *instance) log(level string, msg []byte) {
 // stream records a write to stdout or stderr, joining writes until a line
 // ends so that one message is one log entry.
 func (inst *instance) stream(level string, p []byte) {
-	if !inst.collectLogs && inst.plugin.logger == nil {
+	if inst.warming || !inst.collectLogs && inst.plugin.logger == nil {
 		return
 	}
 	inst.logMu.Lock()

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -48,7 +49,8 @@ type Options struct {
 	// CacheDir is the compile cache directory: "" for the default
 	// (os.UserCacheDir()/permhost/wasm), "off" for none.
 	CacheDir string
-	// PoolSize is how many idle instances are kept; default GOMAXPROCS.
+	// PoolSize is how many idle instances are kept for calls at once,
+	// besides one spare made ahead of need; default GOMAXPROCS.
 	PoolSize int
 	// Logger optionally receives the plugin's logs (at debug level) and
 	// the host's notes about it (cache repairs).
@@ -73,10 +75,23 @@ type Plugin struct {
 	compiled wazero.CompiledModule
 	cache    wazero.CompilationCache
 
-	mu       sync.Mutex
-	idle     []*instance
-	busy     map[*instance]struct{}
-	pending  int // instances being instantiated, or abandoned mid-call
+	// initBudget bounds making an instance ready and the load-time calls.
+	initBudget time.Duration
+	// maxIdle bounds the idle instances (PoolSize plus the spare), maxLive
+	// all of them.
+	maxIdle, maxLive int
+	// lifetime ends at Close; instances are made under it.
+	lifetime    context.Context
+	endLifetime context.CancelFunc
+
+	mu      sync.Mutex
+	idle    []*instance
+	busy    map[*instance]struct{}
+	waiters []chan handoff // calls waiting for an instance, oldest first
+	live    int            // instances not closed yet, including one being made
+	filling bool           // the filler goroutine runs
+	// noWarmup is set once the plugin failed its warm-up call.
+	noWarmup atomic.Bool
 	closed   bool
 	released chan struct{} // closed once the runtime is closed
 }
@@ -104,19 +119,22 @@ type Log struct {
 
 // Load reads, checks, compiles and instantiates a plugin. It refuses a
 // module whose pin, imports or ABI version is wrong, and one that does not
-// export permhost_decide and permhost_abi (KindABI). The returned plugin must
-// be closed.
+// export permhost_decide and permhost_abi (KindABI). Making the first
+// instance ready (its _initialize) and the permhost_abi and
+// permhost_describe calls get a longer deadline than decisions:
+// max(10×Limits.Timeout, 5 s). The returned plugin must be closed.
 func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	p, wasm, err := newPlugin(opts)
 	if err != nil {
 		return nil, err
 	}
+	p.lifetime, p.endLifetime = context.WithCancel(context.Background())
 	if err := p.compile(ctx, wasm, opts.CacheDir); err != nil {
-		p.release()
+		p.endLifetime()
+		p.releaseRuntime()
 		return nil, err
 	}
 	if err := p.handshake(ctx); err != nil {
-		p.release()
 		return nil, err
 	}
 	return p, nil
@@ -149,6 +167,9 @@ func newPlugin(opts Options) (*Plugin, []byte, error) {
 	case p.poolSize == 0:
 		p.poolSize = runtime.GOMAXPROCS(0)
 	}
+	p.maxIdle = p.poolSize + 1
+	p.maxLive = maxLiveInstances(p.poolSize)
+	p.initBudget = initBudget(p.limits.Timeout)
 	if opts.Config != nil {
 		cfg, strs, err := parseConfig(opts.Config)
 		if err != nil {
@@ -256,18 +277,44 @@ func (p *Plugin) compile(ctx context.Context, wasm []byte, cacheDir string) erro
 	return nil
 }
 
-// handshake instantiates the first instance, checks permhost_abi and reads
-// permhost_describe.
-func (p *Plugin) handshake(ctx context.Context) error {
-	inst, e := p.newInstance(ctx)
+// handshake makes the first instance ready, checks permhost_abi and reads
+// permhost_describe; the instance then joins the pool and the filler makes
+// a spare. On failure the plugin is closed.
+func (p *Plugin) handshake(ctx context.Context) *Error {
+	p.live = 1
+	inst, e := p.makeReady(ctx)
+	if e == nil {
+		e = p.askABI(ctx, inst)
+	}
 	if e != nil {
+		p.mu.Lock()
+		p.closed = true
+		if inst == nil {
+			p.live--
+		}
+		none := p.live == 0
+		p.mu.Unlock()
+		p.endLifetime()
+		if inst != nil {
+			p.discard(inst) // frees the runtime once the instance is closed
+		} else if none {
+			p.releaseRuntime()
+		}
 		return e
 	}
+	p.mu.Lock()
+	p.idle = append(p.idle, inst)
+	p.fillLocked()
+	p.mu.Unlock()
+	return nil
+}
+
+// askABI runs permhost_abi and permhost_describe on inst.
+func (p *Plugin) askABI(ctx context.Context, inst *instance) *Error {
 	inst.input = inst.input[:0]
 	inst.begin(false)
-	out, e := inst.run(ctx, inst.abiFn)
+	out, e := inst.run(ctx, inst.abiFn, p.initBudget)
 	if e != nil {
-		inst.close()
 		e.Err = fmt.Errorf("%s: %w", abi.ExportABI, e.Err)
 		return e
 	}
@@ -276,29 +323,24 @@ func (p *Plugin) handshake(ctx context.Context) error {
 		Minor *int `json:"minor"`
 	}
 	if err := json.Unmarshal(out, &v); err != nil || v.Major == nil || v.Minor == nil {
-		inst.close()
 		return p.fail(KindABI, fmt.Errorf("%s: output %.200q is not {\"major\":N,\"minor\":N}", abi.ExportABI, out))
 	}
 	p.abiVersion = abi.Version{Major: *v.Major, Minor: *v.Minor}
 	if !p.abiVersion.Compatible(abi.Current) {
-		inst.close()
 		return p.fail(KindABI, fmt.Errorf("%w: plugin %q speaks ABI %s, this host speaks %s (same major and a minor up to %d)",
 			ErrIncompatibleABI, p.name, p.abiVersion, abi.Current, abi.Current.Minor))
 	}
 	if inst.describe != nil {
 		inst.begin(false)
-		out, e := inst.run(ctx, inst.describe)
+		out, e := inst.run(ctx, inst.describe, p.initBudget)
 		if e != nil {
-			inst.close()
 			e.Err = fmt.Errorf("%s: %w", abi.ExportDescribe, e.Err)
 			return e
 		}
 		if err := json.Unmarshal(out, &p.info); err != nil {
-			inst.close()
 			return p.fail(KindABI, fmt.Errorf("%s: output is not an Info: %v", abi.ExportDescribe, err))
 		}
 	}
-	p.idle = append(p.idle, inst)
 	return nil
 }
 
@@ -306,9 +348,11 @@ func (p *Plugin) fail(kind Kind, err error) *Error {
 	return &Error{Kind: kind, Plugin: p.name, Err: err}
 }
 
-// Decide runs one decision. The error is nil or an [*Error].
+// Decide runs one decision. The error is nil or an [*Error]. It returns by
+// the plugin's deadline (Limits.Timeout, from the call), waiting for a free
+// instance included.
 func (p *Plugin) Decide(ctx context.Context, req abi.Request) (abi.Decision, error) {
-	d, e := p.call(ctx, &req, nil)
+	d, e := p.call(ctx, time.Now(), &req, nil)
 	if e != nil {
 		return abi.Decision{}, e
 	}
@@ -320,7 +364,7 @@ func (p *Plugin) Decide(ctx context.Context, req abi.Request) (abi.Decision, err
 func (p *Plugin) Call(ctx context.Context, req abi.Request) Result {
 	start := time.Now()
 	var logs []Log
-	d, e := p.call(ctx, &req, &logs)
+	d, e := p.call(ctx, start, &req, &logs)
 	r := Result{Decision: d, Logs: logs, Duration: time.Since(start)}
 	if e != nil {
 		r.Err = e
@@ -330,17 +374,23 @@ func (p *Plugin) Call(ctx context.Context, req abi.Request) Result {
 
 // call runs one decision; when logs is not nil the plugin's logs are
 // copied into it.
-func (p *Plugin) call(ctx context.Context, req *abi.Request, logs *[]Log) (abi.Decision, *Error) {
-	inst, e := p.acquire(ctx)
+func (p *Plugin) call(ctx context.Context, start time.Time, req *abi.Request, logs *[]Log) (abi.Decision, *Error) {
+	deadline := start.Add(p.limits.Timeout)
+	inst, e := p.acquire(ctx, deadline)
 	if e != nil {
 		return abi.Decision{}, e
 	}
-	d, e := p.decideOn(ctx, inst, req, logs)
-	p.releaseInstance(inst, e == nil)
+	budget := time.Until(deadline)
+	if budget <= 0 {
+		p.release(inst, true) // not run: still good
+		return abi.Decision{}, p.fail(KindTimeout, fmt.Errorf("no instance was ready within the %v deadline", p.limits.Timeout))
+	}
+	d, e := p.decideOn(ctx, inst, req, logs, budget)
+	p.release(inst, e == nil)
 	return d, e
 }
 
-func (p *Plugin) decideOn(ctx context.Context, inst *instance, req *abi.Request, logs *[]Log) (abi.Decision, *Error) {
+func (p *Plugin) decideOn(ctx context.Context, inst *instance, req *abi.Request, logs *[]Log, budget time.Duration) (abi.Decision, *Error) {
 	if p.config != nil {
 		req.Config = p.config
 	}
@@ -351,7 +401,7 @@ func (p *Plugin) decideOn(ctx context.Context, inst *instance, req *abi.Request,
 		return abi.Decision{}, p.fail(KindInputTooLarge, fmt.Errorf("request of %d bytes exceeds the limit of %d", n, p.limits.MaxInput))
 	}
 	inst.begin(logs != nil)
-	out, e := inst.run(ctx, inst.decide)
+	out, e := inst.run(ctx, inst.decide, budget)
 	if logs != nil && len(inst.logs) > 0 {
 		*logs = append([]Log(nil), inst.logs...)
 	}
@@ -378,121 +428,6 @@ func decodeDecision(out []byte, options []abi.Option) (abi.Decision, error) {
 		return abi.Decision{}, err
 	}
 	return d, nil
-}
-
-// acquire takes an idle instance or makes a new one.
-func (p *Plugin) acquire(ctx context.Context) (*instance, *Error) {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil, p.fail(KindCancelled, ErrClosed)
-	}
-	var inst *instance
-	if n := len(p.idle); n > 0 {
-		inst = p.idle[n-1]
-		p.idle[n-1] = nil
-		p.idle = p.idle[:n-1]
-	}
-	if inst != nil {
-		p.busy[inst] = struct{}{}
-		p.mu.Unlock()
-		return inst, nil
-	}
-	// Counted before instantiating, so that Close waits for it.
-	p.pending++
-	p.mu.Unlock()
-	inst, e := p.newInstance(ctx)
-	p.mu.Lock()
-	p.pending--
-	closed := p.closed
-	if e == nil && !closed {
-		p.busy[inst] = struct{}{}
-	}
-	last := closed && p.idleOfWork()
-	p.mu.Unlock()
-	if e == nil && closed {
-		inst.close()
-		inst, e = nil, p.fail(KindCancelled, ErrClosed)
-	}
-	if last {
-		p.release()
-	}
-	return inst, e
-}
-
-// retire is called by an abandoned instance's goroutine once it is closed.
-func (p *Plugin) retire() {
-	p.mu.Lock()
-	p.pending--
-	last := p.closed && p.idleOfWork()
-	p.mu.Unlock()
-	if last {
-		p.release()
-	}
-}
-
-// idleOfWork reports whether no call runs and no instance is being made;
-// p.mu is held.
-func (p *Plugin) idleOfWork() bool { return len(p.busy) == 0 && p.pending == 0 }
-
-// releaseInstance returns inst to the pool after a clean call and discards it
-// otherwise.
-func (p *Plugin) releaseInstance(inst *instance, ok bool) {
-	p.mu.Lock()
-	delete(p.busy, inst)
-	keep := ok && !p.closed && len(p.idle) < p.poolSize && !inst.stopping.Load()
-	if keep {
-		p.idle = append(p.idle, inst)
-	}
-	last := p.closed && p.idleOfWork()
-	p.mu.Unlock()
-	if !keep {
-		inst.close()
-	}
-	if last {
-		p.release()
-	}
-}
-
-// Close stops in-flight calls, closes every instance and frees the
-// compiled module. It waits for stopped calls to return until ctx ends;
-// closing again returns nil once that is done.
-func (p *Plugin) Close(ctx context.Context) error {
-	p.mu.Lock()
-	first := !p.closed
-	p.closed = true
-	idle := p.idle
-	p.idle = nil
-	for inst := range p.busy {
-		inst.stop()
-	}
-	none := p.idleOfWork()
-	p.mu.Unlock()
-	for _, inst := range idle {
-		inst.close()
-	}
-	if first && none {
-		p.release()
-	}
-	select {
-	case <-p.released:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// release frees the runtime; called once, when the plugin is closed and
-// nothing runs.
-func (p *Plugin) release() {
-	ctx := context.Background()
-	if p.rt != nil {
-		_ = p.rt.Close(ctx) // also closes compiled and the kernel module
-	}
-	if p.cache != nil {
-		_ = p.cache.Close(ctx)
-	}
-	close(p.released)
 }
 
 // stop makes the running call stop at its next deadline check, through

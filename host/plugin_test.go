@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -231,9 +232,7 @@ func TestFailureKinds(t *testing.T) {
 					assert.ErrorIs(t, err, tc.want)
 				}
 				assert.Contains(t, err.Error(), tc.message)
-				p.mu.Lock()
-				assert.Empty(t, p.idle, "a failed instance is never pooled")
-				p.mu.Unlock()
+				assertNoClosedIdle(t, p)
 			}
 		})
 	}
@@ -267,31 +266,73 @@ func TestCallerDeadline(t *testing.T) {
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
+// assertNoClosedIdle checks that no failed (closed) instance is pooled.
+func assertNoClosedIdle(t *testing.T, p *Plugin) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, inst := range p.idle {
+		assert.False(t, inst.closed.Load(), "a closed instance is pooled")
+	}
+}
+
+// settled waits until the filler has stopped and returns the idle
+// instances and how many instances are alive.
+func settled(t *testing.T, p *Plugin) (idle []*instance, live int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		idle, live = append([]*instance(nil), p.idle...), p.live
+		return !p.filling && len(p.busy) == 0
+	}, 30*time.Second, time.Millisecond)
+	return idle, live
+}
+
 func TestPoolReuse(t *testing.T) {
 	p := load(t, "echo", Options{PoolSize: 1})
 	ctx := context.Background()
-	p.mu.Lock()
-	require.Len(t, p.idle, 1, "Load keeps its handshake instance")
-	first := p.idle[0]
-	p.mu.Unlock()
-	for i := range 3 {
+	idle, live := settled(t, p)
+	require.Len(t, idle, 1, "Load keeps its handshake instance")
+	assert.Equal(t, 1, live, "no spare while an instance is idle")
+	first := idle[0]
+
+	// Taking the only idle instance makes a spare in the background.
+	d, err := p.Decide(ctx, request("call-0"))
+	require.NoError(t, err)
+	assert.Equal(t, "call-0", d.Reason)
+	idle, live = settled(t, p)
+	assert.Len(t, idle, 2, "PoolSize 1 plus the spare")
+	assert.Equal(t, 2, live)
+	assert.Contains(t, idle, first)
+
+	// From now on calls reuse the pool: nothing is made.
+	for i := range 5 {
 		d, err := p.Decide(ctx, request(fmt.Sprint("call-", i)))
 		require.NoError(t, err)
 		assert.Equal(t, fmt.Sprint("call-", i), d.Reason)
 	}
-	p.mu.Lock()
-	assert.Equal(t, []*instance{first}, p.idle, "the same instance served every call")
-	p.mu.Unlock()
+	again, live := settled(t, p)
+	assert.ElementsMatch(t, idle, again, "the same instances served every call")
+	assert.Equal(t, 2, live)
 
-	_, err := p.Decide(ctx, request("TRAP!"))
+	// A failed instance is discarded and replaced.
+	_, err = p.Decide(ctx, request("TRAP!"))
 	requireKind(t, err, KindTrap)
-	d, err := p.Decide(ctx, request("fresh"))
+	d, err = p.Decide(ctx, request("fresh"))
 	require.NoError(t, err)
 	assert.Equal(t, "fresh", d.Reason)
-	p.mu.Lock()
-	require.Len(t, p.idle, 1)
-	assert.NotSame(t, first, p.idle[0], "the trapped instance was replaced")
-	p.mu.Unlock()
+	after, live := settled(t, p)
+	assert.Len(t, after, 2)
+	assert.Equal(t, 2, live)
+	assertNoClosedIdle(t, p)
+	replaced := 0
+	for _, inst := range after {
+		if !slices.Contains(again, inst) {
+			replaced++
+		}
+	}
+	assert.Equal(t, 1, replaced, "the trapped instance was replaced")
 }
 
 func TestPoolSizeBoundsIdle(t *testing.T) {
@@ -304,10 +345,9 @@ func TestPoolSizeBoundsIdle(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	p.mu.Lock()
-	assert.LessOrEqual(t, len(p.idle), 2)
-	assert.Empty(t, p.busy)
-	p.mu.Unlock()
+	idle, live := settled(t, p)
+	assert.LessOrEqual(t, len(idle), 2+1, "PoolSize plus the spare")
+	assert.LessOrEqual(t, live, p.maxIdle)
 }
 
 func TestVarsLastOneCall(t *testing.T) {
@@ -336,10 +376,15 @@ func TestConfig(t *testing.T) {
 		req.Config = json.RawMessage(`{"mode":"other"}`)
 		_, err := p.Decide(ctx, req)
 		require.NoError(t, err)
-		p.mu.Lock()
-		input := string(p.idle[0].input)
-		p.mu.Unlock()
-		assert.Contains(t, input, `"config":{"mode":"strict"}`)
+		idle, _ := settled(t, p)
+		var inputs []string
+		for _, inst := range idle {
+			if strings.Contains(string(inst.input), `"decisionId":"r"`) {
+				inputs = append(inputs, string(inst.input))
+			}
+		}
+		require.Len(t, inputs, 1, "one instance served the call")
+		assert.Contains(t, inputs[0], `"config":{"mode":"strict"}`)
 	})
 	t.Run("absent", func(t *testing.T) {
 		p := load(t, "echo", Options{})
@@ -458,10 +503,10 @@ func TestConcurrentDecisions(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	p.mu.Lock()
-	assert.Empty(t, p.busy)
-	assert.LessOrEqual(t, len(p.idle), p.poolSize)
-	p.mu.Unlock()
+	idle, live := settled(t, p)
+	assert.LessOrEqual(t, len(idle), p.maxIdle)
+	assert.Equal(t, len(idle), live, "every instance left is idle")
+	assertNoClosedIdle(t, p)
 }
 
 func TestErrorFormat(t *testing.T) {
