@@ -95,8 +95,11 @@ func (c *Client) Ask(ctx context.Context, q Question) (Answer, error) {
 		return Answer{}, fmt.Errorf("%w: %v", ErrBadQuestion, err)
 	}
 	id := newID()
+	if d, ok := ctx.Deadline(); ok {
+		q.Deadline = d
+	}
 	line, err := encode(&message{Type: TypeAsk, ID: id, Worker: &q.Worker, Request: &q.Request,
-		Shown: q.Shown, Explanations: q.Explanations, Reason: q.Reason})
+		Shown: q.Shown, Explanations: q.Explanations, Reason: q.Reason, Deadline: q.Deadline})
 	if err != nil {
 		return Answer{}, fmt.Errorf("%w: %w", ErrBadQuestion, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/permhost/permhost/abi"
@@ -69,19 +71,31 @@ type Worker struct {
 	Name string `json:"name,omitempty"`
 }
 
-// String names the worker for a person and for decision logs.
+// String names the worker for a person and for decision logs. The
+// worker's own words are stripped of control characters: they end up on a
+// terminal.
 func (w Worker) String() string {
 	s := fmt.Sprintf("worker pid %d", w.PID)
 	if w.Name != "" {
-		s = fmt.Sprintf("worker %q (pid %d)", w.Name, w.PID)
+		s = fmt.Sprintf("worker %s (pid %d)", printable(w.Name), w.PID)
 	}
 	if w.Agent != "" {
-		s += " agent " + w.Agent
+		s += ", agent " + printable(w.Agent)
 	}
 	if w.Session != "" {
-		s += " session " + w.Session
+		s += ", session " + printable(w.Session)
 	}
 	return s
+}
+
+// printable replaces control characters with U+FFFD.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return utf8.RuneError
+		}
+		return r
+	}, s)
 }
 
 // Explanation is what one plugin said about a request, shown to the person.
@@ -105,6 +119,9 @@ type Question struct {
 	Explanations []Explanation `json:"explanations,omitempty"`
 	// Reason says why the worker's plugins could not decide.
 	Reason string `json:"reason,omitempty"`
+	// Deadline is when the worker stops waiting and decides by itself;
+	// Client.Ask sets it from its context.
+	Deadline time.Time `json:"deadline,omitzero"`
 }
 
 // shownOptions resolves Shown against the offered options, in the agent's
@@ -170,6 +187,7 @@ type message struct {
 	Request      *abi.Request  `json:"request,omitempty"`
 	Shown        []string      `json:"shown,omitempty"`
 	Explanations []Explanation `json:"explanations,omitempty"`
+	Deadline     time.Time     `json:"deadline,omitzero"`
 
 	// queued: how many requests are ahead of this one.
 	Ahead *int `json:"ahead,omitempty"`

@@ -108,3 +108,19 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestWorkerString(t *testing.T) {
+	tests := []struct {
+		w    Worker
+		want string
+	}{
+		{Worker{PID: 12}, "worker pid 12"},
+		{Worker{PID: 12, Agent: "codex-acp", Session: "s1"}, "worker pid 12, agent codex-acp, session s1"},
+		{Worker{PID: 12, Name: "ci-3", Session: "s\x1b[2J"}, "worker ci-3 (pid 12), session s\uFFFD[2J"},
+	}
+	for _, tt := range tests {
+		if got := tt.w.String(); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.w, got, tt.want)
+		}
+	}
+}

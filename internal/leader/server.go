@@ -31,6 +31,8 @@ type Prompt struct {
 	Explanations []Explanation
 	// Reason is why the worker's plugins could not decide.
 	Reason string
+	// Deadline is when the worker stops waiting; zero when it did not say.
+	Deadline time.Time
 	// Waiting counts the other requests queued behind this one when it was
 	// shown; WaitingNow counts them now (more may arrive while it is up).
 	Waiting    int
@@ -233,7 +235,7 @@ func (s *Server) waitingBehind() int {
 
 func (it *item) prompt(waiting int) Prompt {
 	return Prompt{Seq: it.seq, Worker: it.q.Worker, Request: it.q.Request, Options: it.shown,
-		Explanations: it.expl, Reason: it.q.Reason, Waiting: waiting}
+		Explanations: it.expl, Reason: it.q.Reason, Deadline: it.q.Deadline, Waiting: waiting}
 }
 
 // Close stops listening, removes the socket, and closes every connection
@@ -394,7 +396,7 @@ func (s *Server) ask(p *peer, m *message) {
 		refuse(CodeInvalid, "ask without a request")
 		return
 	}
-	q := Question{Request: *m.Request, Shown: m.Shown, Explanations: m.Explanations, Reason: m.Reason}
+	q := Question{Request: *m.Request, Shown: m.Shown, Explanations: m.Explanations, Reason: m.Reason, Deadline: m.Deadline}
 	if m.Worker != nil {
 		q.Worker = *m.Worker
 	}

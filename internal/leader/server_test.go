@@ -340,3 +340,19 @@ func TestClientBadQuestion(t *testing.T) {
 		t.Error("NewClient accepted a path longer than sun_path")
 	}
 }
+
+// The worker's deadline travels with its question, for the person to see.
+func TestDeadlineShown(t *testing.T) {
+	p := newPerson(t)
+	s := startServer(t, Options{Prompter: p})
+	c, _ := NewClient(s.Socket())
+	deadline := time.Now().Add(time.Minute).Truncate(time.Millisecond)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	res := askAsync(ctx, c, question("timed"))
+	if pr := p.next(); !pr.Deadline.Equal(deadline) {
+		t.Fatalf("prompt deadline %v, want %v", pr.Deadline, deadline)
+	}
+	p.answer("allow")
+	wait(t, res)
+}
