@@ -86,10 +86,12 @@ func main() {
 	}
 	for _, s := range steps {
 		r.logf("== %s", s.name)
+		// A failed step is reported in the table; the others still run.
 		if err := s.fn(rep); err != nil {
-			fmt.Fprintf(os.Stderr, "permhost-bench: %s: %v\n", s.name, err)
-			os.Exit(1)
+			r.logf("%s FAILED: %v", s.name, err)
+			rep.failures = append(rep.failures, fmt.Sprintf("%s (%v)", s.name, err))
 		}
+		saveSamples(*samples, rep) // a later failure keeps what is measured
 	}
 	rep.elapsed = time.Since(start)
 	rep.load1 = loadavg()
@@ -538,11 +540,12 @@ func (r *runner) goBench(rep *report) error {
 		var out bytes.Buffer
 		cmd.Stdout = io.MultiWriter(&out, r.log)
 		cmd.Stderr = r.log
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("go test %s: %v", strings.Join(args, " "), err)
-		}
+		runErr := cmd.Run()
 		if err := parseBench(out.String(), rep); err != nil {
 			return err
+		}
+		if runErr != nil { // what passed is kept; the failure is reported
+			return fmt.Errorf("go test %s: %v", strings.Join(args, " "), runErr)
 		}
 	}
 	return nil
@@ -562,6 +565,9 @@ func parseBench(out string, rep *report) error {
 			if _, err := strconv.Atoi(name[i+1:]); err == nil {
 				name = name[:i]
 			}
+		}
+		if _, err := strconv.Atoi(f[1]); err != nil {
+			continue // "--- FAIL" and other non-result lines
 		}
 		for i := 2; i+1 < len(f); i += 2 {
 			v, err := strconv.ParseFloat(f[i], 64)
@@ -619,10 +625,11 @@ type savedReport struct {
 	Runs         int
 	Samples      map[string][]float64
 	Head         string
+	Failures     []string
 }
 
 func saveSamples(path string, r *report) error {
-	b, err := json.MarshalIndent(savedReport{r.started, r.elapsed, r.load0, r.load1, r.runs, r.samples, gitHead()}, "", " ")
+	b, err := json.MarshalIndent(savedReport{r.started, r.elapsed, r.load0, r.load1, r.runs, r.samples, gitHead(), r.failures}, "", " ")
 	if err != nil {
 		return err
 	}
@@ -638,5 +645,5 @@ func loadSamples(path string) (*report, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	return &report{started: s.Started, elapsed: s.Elapsed, load0: s.Load0, load1: s.Load1, runs: s.Runs, samples: s.Samples, head: s.Head}, nil
+	return &report{started: s.Started, elapsed: s.Elapsed, load0: s.Load0, load1: s.Load1, runs: s.Runs, samples: s.Samples, head: s.Head, failures: s.Failures}, nil
 }

@@ -19,6 +19,7 @@ type report struct {
 	samples      map[string][]float64
 	soak         string
 	head         string // git revision measured; "" = the current one
+	failures     []string
 }
 
 func (r *report) add(key string, v float64) {
@@ -145,6 +146,9 @@ func (r *report) markdown() string {
 	w("the machine was shared with other builds and tests while this ran, so absolute times are inflated and noisy; the ratios between rows of one run are the meaningful figures.\n\n")
 	w("Reproduce: `make bench` (about 10 minutes; needs `make build plugins`, which it runs).\n\n")
 
+	for _, f := range r.failures {
+		w("**Not measured in this run:** %s.\n\n", f)
+	}
 	w("## Goals\n\n| goal | target | measured (median) | met | margin |\n|---|---|---|---|---|\n")
 	gs := r.goals()
 	for _, g := range gs {
@@ -181,7 +185,7 @@ func (r *report) markdown() string {
 		{"permhost", "permhost host"},
 		{"wazero-raw", "raw wazero call with a per-call deadline (floor: no encoding, no-op host functions)"},
 		{"extism", "stock Extism go-sdk `Plugin.Call` (no timeout)"},
-		{"extism-timeout", "stock Extism go-sdk `Plugin.Call`, `Manifest.Timeout` 100 ms"},
+		{"extism-timeout", "stock Extism go-sdk `Plugin.Call` with `Manifest.Timeout` (1 s)"},
 		{"team-rules", "permhost host, `team-rules` example (3 MB Go plugin, real rules)"},
 		{"hook-process", "process hook: a Go program started per decision (`bench/cmd/permhost-hook`)"},
 		{"hook-sh", "process hook: `/bin/sh -c 'cat >/dev/null; echo …'`"},
