@@ -434,3 +434,245 @@ func TestLeaderKilledThenReplaced(t *testing.T) {
 		t.Fatalf("declined: %+v %v", r.a, r.err)
 	}
 }
+
+// --- permhost run --leader: workers against scripted fake agents ---
+
+// leaderWorkerTranscript is a fake agent's session: one Bash-like tool
+// call that needs permission, then the end of the turn. With cancel set,
+// the agent expects session/cancel and ends the turn cancelled.
+func leaderWorkerTranscript(t *testing.T, name, title string, cancel bool) string {
+	t.Helper()
+	session := "sess-" + name
+	msgs := []struct{ dir, msg string }{
+		{"client->agent", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`},
+		{"agent->client", `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentCapabilities":{},"agentInfo":{"name":"fake-agent","version":"1.0"},"authMethods":[]}}`},
+		{"client->agent", `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}`},
+		{"agent->client", fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"result":{"sessionId":%q}}`, session)},
+		{"client->agent", `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{}}`},
+		{"agent->client", fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":%q,"update":{"sessionUpdate":"tool_call","toolCallId":"call-%s","title":%q,"kind":"execute","status":"pending","rawInput":{"command":%q}}}}`, session, name, title, title)},
+		{"agent->client", fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":%q,"toolCall":{"toolCallId":"call-%s","title":%q,"kind":"execute","rawInput":{"command":%q}},"options":[{"optionId":"allow_always","name":"Always Allow","kind":"allow_always"},{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}}`, session, name, title, title)},
+	}
+	if cancel {
+		msgs = append(msgs,
+			struct{ dir, msg string }{"client->agent", `{"jsonrpc":"2.0","method":"session/cancel","params":{}}`},
+			struct{ dir, msg string }{"client->agent", `{"jsonrpc":"2.0","id":0,"result":{}}`},
+			struct{ dir, msg string }{"agent->client", `{"jsonrpc":"2.0","id":3,"result":{"stopReason":"cancelled"}}`})
+	} else {
+		msgs = append(msgs,
+			struct{ dir, msg string }{"client->agent", `{"jsonrpc":"2.0","id":0,"result":{}}`},
+			struct{ dir, msg string }{"agent->client", fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":%q,"update":{"sessionUpdate":"tool_call_update","toolCallId":"call-%s","status":"completed"}}}`, session, name)},
+			struct{ dir, msg string }{"agent->client", `{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`})
+	}
+	var b strings.Builder
+	for i, m := range msgs {
+		fmt.Fprintf(&b, `{"seq":%d,"dir":%q,"msg":%s}`+"\n", i+1, m.dir, m.msg)
+	}
+	path := filepath.Join(t.TempDir(), name+".jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// leaderWorker is one `permhost run --leader` process.
+type leaderWorker struct {
+	name, report, log string
+	cmd               *exec.Cmd
+	stderr, stdout    *leaderBuffer
+	exit              chan int
+}
+
+// startLeaderWorker runs a worker whose own configuration has no plugins
+// (every request is undecided) and whose headless policy is reject.
+func startLeaderWorker(t *testing.T, socket, name, title string, timeout time.Duration, cancel bool) *leaderWorker {
+	t.Helper()
+	cfg, log := writeConfig(t, "sequential")
+	w := &leaderWorker{name: name, report: filepath.Join(t.TempDir(), name+".report"), log: log,
+		stderr: &leaderBuffer{}, stdout: &leaderBuffer{}, exit: make(chan int, 1)}
+	w.cmd = exec.Command(permhostBin, "run", "--config", cfg, "--leader", socket, "--on-undecided", "reject",
+		"--permission-timeout", timeout.String(), "--cwd", t.TempDir(), "--prompt", "do "+title, "--",
+		pipelineAgent(t), "-transcript", leaderWorkerTranscript(t, name, title, cancel), "-report", w.report)
+	w.cmd.Stdout, w.cmd.Stderr = w.stdout, w.stderr
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		w.cmd.Wait()
+		w.exit <- w.cmd.ProcessState.ExitCode()
+	}()
+	t.Cleanup(func() {
+		w.cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("worker %s stderr:\n%s", name, w.stderr.String())
+		}
+	})
+	return w
+}
+
+// wait waits for the worker to exit and returns its status.
+func (w *leaderWorker) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case code := <-w.exit:
+		return code
+	case <-time.After(pipeWait):
+		t.Fatalf("worker %s did not finish", w.name)
+	}
+	return -1
+}
+
+// agentGot returns the result the fake agent received for its permission
+// request (id 0).
+func (w *leaderWorker) agentGot(t *testing.T) string {
+	t.Helper()
+	data, _ := os.ReadFile(w.report)
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(line, &m) == nil && m.Method == "" && string(m.ID) == "0" {
+			var c bytes.Buffer
+			json.Compact(&c, m.Result)
+			return c.String()
+		}
+	}
+	t.Fatalf("agent %s received no answer to its permission request:\n%s", w.name, data)
+	return ""
+}
+
+func leaderSelected(option string) string {
+	return `{"outcome":{"outcome":"selected","optionId":"` + option + `"}}`
+}
+
+// leaderRunReady skips the tests of workers until `permhost run` knows
+// --leader.
+func leaderRunReady(t *testing.T) {
+	t.Helper()
+	out, _ := exec.Command(permhostBin, "run", "-h").CombinedOutput()
+	if !strings.Contains(string(out), "\n  -leader ") { // flag.PrintDefaults' line for the flag
+		t.Skip("permhost run has no --leader flag yet")
+	}
+}
+
+// Three workers, one person: requests shown one at a time in arrival
+// order, each answer reaching the right worker's agent, every turn ending.
+func TestLeaderThreeWorkers(t *testing.T) {
+	leaderRunReady(t)
+	cfg, log := writeConfig(t, "sequential")
+	socket := leaderSocket(t)
+	lp := startLeader(t, socket, cfg, log)
+	titles := []string{"npm test", "rm -rf dist", "git push origin main"}
+	keys := []string{"2", "3", "1"}
+	options := []string{"allow", "reject", "allow_always"}
+	var workers []*leaderWorker
+	for i, title := range titles {
+		workers = append(workers, startLeaderWorker(t, socket, fmt.Sprintf("w%d", i+1), title, time.Minute, false))
+		lp.waitQueued(i + 1) // arrival order is start order
+	}
+	for i, w := range workers {
+		screen := lp.waitPrompt(i + 1)
+		for _, want := range []string{fmt.Sprintf("request #%d from worker pid %d", i+1, w.cmd.Process.Pid),
+			"session sess-" + w.name, "agent fake-agent 1.0", "permission requested [execute]: " + titles[i]} {
+			if !strings.Contains(screen, want) {
+				t.Fatalf("prompt %d lacks %q:\n%s", i+1, want, screen)
+			}
+		}
+		if i == 0 && strings.Count(lp.text(), "choice: ") != 1 {
+			t.Fatal("more than one prompt shown at once")
+		}
+		lp.press(keys[i])
+		if code := w.wait(t); code != 0 {
+			t.Fatalf("worker %s exit %d", w.name, code)
+		}
+		if got := w.agentGot(t); got != leaderSelected(options[i]) {
+			t.Fatalf("agent of %s got %s, want %s", w.name, got, leaderSelected(options[i]))
+		}
+		e := leaderLogLines(t, w.log, 1)[0]
+		p, _ := e["person"].(map[string]any)
+		if e["optionId"] != options[i] || e["decidedBy"] != "person" || p == nil || !strings.Contains(fmt.Sprint(p["who"]), "leader pid") {
+			t.Fatalf("worker %s log: %v", w.name, e)
+		}
+	}
+	entries := leaderLogLines(t, log, 3)
+	for i, e := range entries {
+		if e["session"] != "sess-"+workers[i].name || e["optionId"] != options[i] || e["via"] != "leader" {
+			t.Fatalf("leader log %d: %v", i, e)
+		}
+	}
+}
+
+// Leader down, leader killed mid-question, leader silent past the bound:
+// each time the worker falls back to its headless policy (reject), within
+// the bound, and logs why.
+func TestLeaderWorkerFallback(t *testing.T) {
+	leaderRunReady(t)
+	socket := leaderSocket(t)
+	const bound = 20 * time.Second
+
+	check := func(w *leaderWorker, why string, start time.Time) {
+		t.Helper()
+		if code := w.wait(t); code != 0 {
+			t.Fatalf("worker %s exit %d", w.name, code)
+		}
+		if took := time.Since(start); took > bound {
+			t.Fatalf("worker %s fell back after %v, past its %v bound", w.name, took, bound)
+		}
+		if got := w.agentGot(t); got != leaderSelected("reject") {
+			t.Fatalf("agent of %s got %s, want the headless reject", w.name, got)
+		}
+		e := leaderLogLines(t, w.log, 1)[0]
+		if e["optionId"] != "reject" || !strings.Contains(fmt.Sprint(e["fallback"])+fmt.Sprint(e["reason"]), why) {
+			t.Fatalf("worker %s log should say %q: %v", w.name, why, e)
+		}
+	}
+
+	start := time.Now()
+	check(startLeaderWorker(t, socket, "down", "make deploy", bound, false), "leader unreachable", start)
+
+	cfg, log := writeConfig(t, "sequential")
+	lp := startLeader(t, socket, cfg, log)
+	w := startLeaderWorker(t, socket, "killed", "make deploy", bound, false)
+	lp.waitPrompt(1)
+	start = time.Now()
+	lp.cmd.Process.Signal(syscall.SIGKILL)
+	check(w, "leader gone", start)
+
+	lp = startLeader(t, socket, cfg, log)
+	start = time.Now()
+	check(startLeaderWorker(t, socket, "slow", "make deploy", 2*time.Second, false), "leader timed out", start)
+	if e := leaderLogLines(t, log, 1)[0]; e["outcome"] != "withdrawn" || e["session"] != "sess-slow" {
+		t.Fatalf("leader log of the timed-out request: %v", e)
+	}
+}
+
+// A worker whose turn is cancelled (Ctrl-C) withdraws its request: it
+// disappears from the leader's queue and is never shown.
+func TestLeaderCancelledWorker(t *testing.T) {
+	leaderRunReady(t)
+	cfg, log := writeConfig(t, "sequential")
+	socket := leaderSocket(t)
+	lp := startLeader(t, socket, cfg, log)
+	first := startLeaderWorker(t, socket, "first", "npm test", time.Minute, false)
+	lp.waitPrompt(1)
+	cancelled := startLeaderWorker(t, socket, "cancelled", "rm -rf ~", time.Minute, true)
+	lp.waitQueued(2)
+	last := startLeaderWorker(t, socket, "last", "ls", time.Minute, false)
+	lp.waitQueued(3)
+	cancelled.cmd.Process.Signal(os.Interrupt)
+	cancelled.wait(t)
+	if e := leaderLogLines(t, log, 1)[0]; e["outcome"] != "withdrawn" || e["session"] != "sess-cancelled" {
+		t.Fatalf("leader log: %v", e)
+	}
+	lp.press("2")
+	first.wait(t)
+	screen := lp.waitPrompt(2)
+	if strings.Contains(screen, "rm -rf ~") || !strings.Contains(screen, "session sess-last") || !strings.Contains(screen, "0 more waiting") {
+		t.Fatalf("after the withdrawn request, want the last one with none waiting:\n%s", screen)
+	}
+	lp.press("3")
+	if code := last.wait(t); code != 0 || last.agentGot(t) != leaderSelected("reject") {
+		t.Fatalf("last worker: exit %d", code)
+	}
+}
