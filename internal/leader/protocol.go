@@ -217,7 +217,7 @@ type lineReader struct {
 }
 
 func newLineReader(r io.Reader, max int) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+	return &lineReader{br: bufio.NewReaderSize(r, 16<<10), max: max}
 }
 
 // next returns the next line without its newline. A final line without a
