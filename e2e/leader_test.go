@@ -676,3 +676,24 @@ func TestLeaderCancelledWorker(t *testing.T) {
 		t.Fatalf("last worker: exit %d", code)
 	}
 }
+
+// The leader's own plugins run first: what they decide never reaches the
+// person, and the leader's log names the plugin and the worker.
+func TestLeaderPluginsDecideFirst(t *testing.T) {
+	cfg, log := writeConfig(t, "sequential", scripted("leader-rules", `{"outcome":"allow","reason":"allowed by the team"}`, 0, "2s"))
+	socket := leaderSocket(t)
+	lp := startLeader(t, socket, cfg, log)
+	r := leaderWaitAsked(t, askLeader(context.Background(), t, socket, leaderQuestion("npm test", "s-auto")))
+	if r.err != nil || r.a.OptionID != "allow" || r.a.DecidedBy != "leader-rules" || r.a.Reason != "allowed by the team" {
+		t.Fatalf("worker got %+v, %v", r.a, r.err)
+	}
+	e := leaderLogLines(t, log, 1)[0]
+	plugins, _ := e["plugins"].([]any)
+	if e["decidedBy"] != "leader-rules" || e["optionId"] != "allow" || e["person"] != nil || len(plugins) != 1 ||
+		!strings.Contains(fmt.Sprint(e["reason"]), "session s-auto") {
+		t.Fatalf("leader log: %v", e)
+	}
+	if strings.Contains(lp.text(), "choice: ") {
+		t.Fatalf("a request the plugins decided reached the person:\n%s", lp.text())
+	}
+}
