@@ -1,0 +1,227 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/acp"
+	"github.com/permhost/permhost/builtin"
+	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/prompt"
+)
+
+// AskFunc puts a question to a person and returns the chosen option id.
+// [prompt.Terminal.Ask] is one; it returns [prompt.ErrDeclined] when the
+// person declines to choose.
+type AskFunc func(ctx context.Context, q prompt.Question) (string, error)
+
+// HeadlessOptions configure [Engine.Headless].
+type HeadlessOptions struct {
+	// OnUndecided is what happens to a request the plugins leave
+	// undecided: reject, cancel or prompt; "" means the configuration's
+	// headless.on_undecided.
+	OnUndecided string
+	// Timeout bounds each decision, the person's answer included; when it
+	// expires the builtin fallback answers (the offered reject option, or
+	// cancelled). 0 means no bound.
+	Timeout time.Duration
+	// Ask asks the person at the terminal. nil means there is none: prompt
+	// then behaves as reject, and the log says why.
+	Ask AskFunc
+}
+
+// ErrHeadless is wrapped by the errors of Engine.Headless.
+var ErrHeadless = errors.New("policy: headless options")
+
+// Headless returns the permission handler of `permhost run`: the plugin
+// chain, then for undecided requests the headless policy. Every decision is
+// logged with decidedBy a plugin, builtin, person or cancel.
+func (e *Engine) Headless(opts HeadlessOptions) (acp.PermissionHandler, error) {
+	if opts.OnUndecided == "" {
+		opts.OnUndecided = e.cfg.OnUndecided
+	}
+	switch opts.OnUndecided {
+	case config.UndecidedReject, config.UndecidedCancel, config.UndecidedPrompt:
+	case "":
+		opts.OnUndecided = config.UndecidedReject
+	default:
+		return nil, fmt.Errorf("%w: on-undecided %q: want reject, cancel or prompt", ErrHeadless, opts.OnUndecided)
+	}
+	if opts.Timeout < 0 {
+		return nil, fmt.Errorf("%w: negative timeout %v", ErrHeadless, opts.Timeout)
+	}
+	return headlessHandler{e: e, opts: opts}, nil
+}
+
+type headlessHandler struct {
+	e    *Engine
+	opts HeadlessOptions
+}
+
+// headlessDecision is a decision and whether the deadline cut it short.
+type headlessDecision struct {
+	decision
+	expired bool
+}
+
+func (h headlessHandler) DecidePermission(ctx context.Context, pr *acp.PermissionRequest) (acp.PermissionDecision, error) {
+	e := h.e
+	start := e.now()
+	req, berr := BuildRequest(pr, newDecisionID(), e.home)
+	entry := entryFor(req, e.via, config.StrategySequential, start)
+
+	dctx, cancel := ctx, context.CancelFunc(func() {})
+	if h.opts.Timeout > 0 {
+		dctx, cancel = context.WithTimeout(ctx, h.opts.Timeout)
+	}
+	defer cancel()
+	results := make(chan headlessDecision, 1)
+	go func() { results <- h.decide(dctx, pr, req, berr, entry) }()
+	var d headlessDecision
+	select {
+	case d = <-results:
+	case <-dctx.Done():
+		// Plugins and the prompt stop on their own; the answer does not
+		// wait for them.
+		d = headlessDecision{decision: decision{entry: entry}, expired: true}
+	}
+	switch {
+	case ctx.Err() != nil:
+		d.entry.DecidedBy, d.entry.Reason = ByCancel, "the request was cancelled (turn cancelled or withdrawn)"
+		proxyHandler{e}.setAnswer(&d.decision, req, "", true)
+	case d.expired:
+		a := builtin.Headless(req.Options)
+		d.entry.DecidedBy = ByBuiltin
+		d.entry.Reason = fmt.Sprintf("no decision within %v (--permission-timeout)", h.opts.Timeout)
+		if d.entry.Person != nil && d.entry.Person.Answer == "" {
+			d.entry.Person.Answer = "timeout"
+		}
+		proxyHandler{e}.setAnswer(&d.decision, req, a.OptionID, a.Cancelled)
+	}
+	d.entry.LatencyUs = e.now().Sub(start).Microseconds()
+	e.dlog.Write(d.entry)
+	reason := d.entry.Reason
+	if reason == "" {
+		reason = d.entry.Fallback
+	}
+	return acp.PermissionDecision{OptionID: d.entry.OptionID, DecidedBy: d.entry.DecidedBy, Reason: reason, DecisionID: req.DecisionID}, nil
+}
+
+// decide runs the chain and, for an undecided request, the headless policy.
+func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, req abi.Request, berr error, entry LogEntry) headlessDecision {
+	var v host.Verdict
+	switch {
+	case pr.Suspicious != "":
+		v = host.Verdict{Outcome: abi.OutcomeAsk, Fallback: "request is malformed: " + pr.Suspicious}
+	case berr != nil:
+		v = host.Verdict{Outcome: abi.OutcomeAsk, Fallback: "request not understood: " + berr.Error()}
+	default:
+		v = h.e.Run(ctx, req)
+	}
+	if ctx.Err() != nil {
+		return headlessDecision{decision: decision{entry: entry}, expired: true}
+	}
+	entry.Plugins = pluginsOf(v.Votes)
+	entry.Fallback = v.Fallback
+	d := headlessDecision{decision: decision{entry: entry}}
+	ph := proxyHandler{h.e}
+	if v.Decided() {
+		d.entry.DecidedBy, d.entry.Reason = v.DecidedBy, v.Reason
+		ph.setAnswer(&d.decision, req, v.OptionID, v.Outcome == abi.OutcomeCancel)
+		return d
+	}
+
+	why := undecidedWhy(v)
+	shown := shownOptions(req, v)
+	mode := h.opts.OnUndecided
+	if mode == config.UndecidedPrompt && h.opts.Ask == nil {
+		mode = config.UndecidedReject
+		why += "; no terminal, so --on-undecided prompt behaves as reject"
+	}
+	if mode == config.UndecidedPrompt && len(shown) == 0 {
+		mode = config.UndecidedReject
+		why += "; every option is durable, so nothing could be offered to the person"
+	}
+	switch mode {
+	case config.UndecidedCancel:
+		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, why+"; headless policy: cancel"
+		ph.setAnswer(&d.decision, req, "", true)
+		return d
+	case config.UndecidedReject:
+		a := builtin.Headless(req.Options)
+		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, why+"; headless policy: reject"
+		ph.setAnswer(&d.decision, req, a.OptionID, a.Cancelled)
+		return d
+	}
+
+	d.entry.Person = &LogPerson{Shown: idsOf(shown)}
+	q := question(req, v, shown, why)
+	if dl, ok := ctx.Deadline(); ok {
+		q.Deadline, q.Expiry = dl, "the fallback rejects"
+	}
+	id, err := h.opts.Ask(ctx, q)
+	switch {
+	case ctx.Err() != nil:
+		return headlessDecision{decision: d.decision, expired: true}
+	case errors.Is(err, prompt.ErrDeclined):
+		d.entry.Person.Answer = "cancelled"
+		d.entry.DecidedBy, d.entry.Reason = ByPerson, "the person declined to choose"
+		ph.setAnswer(&d.decision, req, "", true)
+	case err != nil:
+		d.entry.Person.Answer = "error"
+		a := builtin.Headless(req.Options)
+		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, "no answer from the person: "+err.Error()
+		ph.setAnswer(&d.decision, req, a.OptionID, a.Cancelled)
+	case !offeredIn(shown, id):
+		d.entry.Person.Answer, d.entry.Person.Refused = id, true
+		a := builtin.Headless(req.Options)
+		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, fmt.Sprintf("the answer %q was not offered", id)
+		ph.setAnswer(&d.decision, req, a.OptionID, a.Cancelled)
+	default:
+		d.entry.Person.Answer = id
+		d.entry.DecidedBy, d.entry.Reason = ByPerson, "chosen at the terminal"
+		ph.setAnswer(&d.decision, req, id, false)
+	}
+	return d
+}
+
+// undecidedWhy says why the plugins left a request undecided.
+func undecidedWhy(v host.Verdict) string {
+	switch {
+	case v.Fallback != "":
+		return "builtin fallback: " + v.Fallback
+	case len(v.AskedBy) > 0 && v.Reason != "":
+		return fmt.Sprintf("%v asked for a person: %s", v.AskedBy, v.Reason)
+	case len(v.AskedBy) > 0:
+		return fmt.Sprintf("%v asked for a person", v.AskedBy)
+	case v.Reason != "":
+		return "undecided: " + v.Reason
+	case len(v.Votes) == 0:
+		return "no plugin configured"
+	default:
+		return "every plugin abstained"
+	}
+}
+
+// question is the terminal's view of a request: only the options shown.
+func question(req abi.Request, v host.Verdict, shown []abi.Option, why string) prompt.Question {
+	q := prompt.Question{Title: req.ToolCall.Title, Kind: req.ToolCall.Kind, Reason: why}
+	if req.Shell != nil {
+		q.Command = req.Shell.Source
+	}
+	for _, p := range req.Paths {
+		q.Paths = append(q.Paths, prompt.Path{Path: p.Path, Access: p.Access, Outside: !p.InsideCwd})
+	}
+	for _, x := range v.Explanations {
+		q.Explanations = append(q.Explanations, prompt.Explanation{Plugin: x.Plugin, Summary: x.Explanation.Summary,
+			Risk: x.Explanation.Risk, RiskLevel: x.Explanation.RiskLevel, Reason: x.Reason})
+	}
+	for _, o := range shown {
+		q.Options = append(q.Options, prompt.Option{ID: o.OptionID, Name: o.Name, Kind: o.Kind})
+	}
+	return q
+}
