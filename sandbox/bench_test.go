@@ -34,7 +34,7 @@ func BenchmarkCall(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig())
 				defer r.Close(ctx)
-				if err := instantiateHostModules(ctx, r); err != nil {
+				if err := instantiateHostModules(ctx, r, DefaultMaxCallDepth); err != nil {
 					b.Fatal(err)
 				}
 				r.NewHostModuleBuilder("test").NewFunctionBuilder().

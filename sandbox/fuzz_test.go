@@ -6,12 +6,16 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 )
 
-// FuzzInstrument: Instrument never panics, fails only with ErrInstrument, and
-// whatever wazero accepts it turns into something wazero still accepts.
+// FuzzInstrument: Instrument never panics, fails only with ErrInstrument,
+// whatever wazero accepts it turns into something wazero still accepts, and
+// when the output can be instantiated, every export that returns normally
+// (called with zero arguments, under a short deadline) leaves the call depth
+// at 0.
 func FuzzInstrument(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/*.wasm")
 	more, _ := filepath.Glob("testdata/imports/*.wasm")
@@ -21,9 +25,11 @@ func FuzzInstrument(f *testing.F) {
 		}
 	}
 	f.Add(wasmHeader)
+	f.Add(throwCatchModule())
 	ctx := context.Background()
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCoreFeatures(testFeatures))
 	defer r.Close(ctx)
+	tr := newTestRuntime(f)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, err := Instrument(in)
 		if err != nil {
@@ -42,7 +48,36 @@ func FuzzInstrument(f *testing.F) {
 			t.Fatalf("input compiles, instrumented output does not: %v", err)
 		}
 		cm.Close(ctx)
+		checkDepthBalanced(t, tr, out)
 	})
+}
+
+// checkDepthBalanced instantiates bin in tr, if its imports allow, and calls
+// each export with zero arguments under a 20 ms deadline; after every call
+// that returns normally the depth must be 0.
+func checkDepthBalanced(t *testing.T, tr *testRuntime, bin []byte) {
+	ctx := context.Background()
+	cm, err := CompileModule(ctx, tr, bin)
+	if err != nil {
+		return
+	}
+	defer cm.Close(ctx)
+	mod, err := tr.InstantiateModule(ctx, cm, ModuleConfig(NewLimitedWriter(0), NewLimitedWriter(0)))
+	if err != nil {
+		return // unresolved imports, a trapping segment...
+	}
+	defer mod.Close(ctx)
+	for name, def := range cm.ExportedFunctions() {
+		args := make([]uint64, len(def.ParamTypes()))
+		w := Watch(ctx, mod, 20*time.Millisecond)
+		_, callErr := mod.ExportedFunction(name).Call(ctx, args...)
+		if w.Stop() != nil || callErr != nil {
+			continue
+		}
+		if d := int32(mod.ExportedGlobal(DepthGlobal).Get()); d != 0 {
+			t.Fatalf("export %q returned with the call depth at %d", name, d)
+		}
+	}
 }
 
 // TestDecodeInstr covers encodings the .wat fixtures cannot: exception

@@ -105,10 +105,16 @@ type testRuntime struct {
 
 func newTestRuntime(t testing.TB) *testRuntime {
 	t.Helper()
+	return newTestRuntimeDepth(t, DefaultMaxCallDepth)
+}
+
+// newTestRuntimeDepth is newTestRuntime with the call-depth bound maxDepth.
+func newTestRuntimeDepth(t testing.TB, maxDepth int) *testRuntime {
+	t.Helper()
 	ctx := context.Background()
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCoreFeatures(testFeatures))
 	t.Cleanup(func() { r.Close(ctx) })
-	if err := instantiateHostModules(ctx, r); err != nil {
+	if err := instantiateHostModules(ctx, r, maxDepth); err != nil {
 		t.Fatal(err)
 	}
 	tr := &testRuntime{Runtime: r}

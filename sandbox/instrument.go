@@ -13,6 +13,10 @@ const (
 	// DeadlineGlobal (mutable i64) holds the deadline of the current call on
 	// this package's monotonic clock, 0 for none. Watch sets it.
 	DeadlineGlobal = "permhost_deadline"
+	// DepthGlobal (mutable i32) is the depth of the guest's calls, in the
+	// units of Limits.MaxCallDepth: 0 whenever no call is running. Watch
+	// resets it.
+	DepthGlobal = "permhost_depth"
 )
 
 // budgetRefill is how many instruction units a guest runs between polls. A
@@ -23,6 +27,19 @@ const budgetRefill = 1 << 15
 // maxCharge caps the cost one check charges, so the constant stays a short
 // LEB128; a larger charge would poll at every check anyway.
 const maxCharge = budgetRefill
+
+// Bulk memory and table instructions take time in proportion to their
+// length, which is on top of the stack when they run: they charge the budget
+// one unit per 1<<memoryBulkShift bytes (about what a nanosecond copies) or
+// per 1<<tableBulkShift table elements.
+const (
+	memoryBulkShift = 4
+	tableBulkShift  = 1
+)
+
+// slotsPerFrame is how many parameters and locals make a frame count as one
+// more toward Limits.MaxCallDepth: wazero keeps them on its call stack.
+const slotsPerFrame = 32
 
 // Section ids, in the order the binary format requires.
 const (
@@ -63,8 +80,21 @@ type section struct {
 // rewriter holds what Instrument learns about a module in its first pass.
 type rewriter struct {
 	types, importedFuncs, definedFuncs, importedGlobals, definedGlobals uint32
+	typeParams                                                          []uint32 // per type: how many parameters
+	typeResults                                                         [][]byte // per type: the encoded result types
+	resultCount                                                         []uint32 // per type: how many results
+	funcTypes                                                           []uint32 // per defined function: its type
+	// wide: a memory or table is 64-bit, so a bulk instruction's length may
+	// be an i64; bulk instructions then poll instead of charging by length.
+	wide bool
+
 	// indices of what we add
-	voidType, pollType, pollFunc, slowFunc, budget, stop, deadline uint32
+	voidType, pollType                      uint32
+	blockTypes                              map[string]uint32 // results -> type [] -> results, for multi-value functions
+	newBlockTypes                           [][]byte          // their result encodings, in index order
+	newBlockCounts                          []uint32
+	pollFunc, depthFunc, slowFunc           uint32
+	maxDepth, budget, stop, deadline, depth uint32
 }
 
 // Instrument returns a copy of the WebAssembly binary wasm rewritten so that
@@ -73,11 +103,25 @@ type rewriter struct {
 //   - every function entry and every loop header subtracts from a budget
 //     global the number of instructions it guards (those it runs before the
 //     next check), and when the budget falls below zero calls a new function
-//     that calls HostModule.PollFunction (an import added after the existing
-//     ones; defined functions shift up by one) with DeadlineGlobal, stores the
+//     that calls HostModule.PollFunction with DeadlineGlobal, stores the
 //     answer in StopGlobal, executes unreachable if it is not zero, and
 //     refills the budget;
-//   - StopGlobal and DeadlineGlobal are exported, for Watch.
+//   - memory.grow and table.grow poll right after they return, and bulk
+//     memory and table instructions charge the budget by their length and
+//     poll if it ran out: their cost is not one instruction's;
+//   - every function adds its frame's weight (see Limits.MaxCallDepth) to
+//     DepthGlobal on entry and calls HostModule.CallDepthFunction if the
+//     depth exceeds LimitsModule.MaxCallDepthGlobal; it subtracts the weight
+//     again on every way out: its body is wrapped in a block, so that the
+//     end of the body and every branch to the function's label land on the
+//     subtraction, and return and tail calls subtract first. Functions that
+//     catch exceptions keep their depth in a local and restore it where a
+//     handler or a branch from one can land, since an exception skips the
+//     frames it unwinds;
+//   - StopGlobal, DeadlineGlobal and DepthGlobal are exported, for Watch.
+//
+// The three imports are added after the existing ones, so defined functions
+// shift up by two and defined globals by one.
 //
 // Custom sections are kept except those holding code offsets or relocations
 // (DWARF, linking, source maps), which would be wrong afterwards; the name
@@ -128,11 +172,15 @@ func instrument(wasm []byte) []byte {
 	}
 	rw.voidType = rw.types
 	rw.pollType = rw.types + 1
+	rw.planBlockTypes()
 	rw.pollFunc = rw.importedFuncs
-	rw.slowFunc = rw.importedFuncs + 1 + rw.definedFuncs
-	rw.budget = rw.importedGlobals + rw.definedGlobals
+	rw.depthFunc = rw.importedFuncs + 1
+	rw.slowFunc = rw.importedFuncs + 2 + rw.definedFuncs
+	rw.maxDepth = rw.importedGlobals
+	rw.budget = rw.importedGlobals + 1 + rw.definedGlobals
 	rw.stop = rw.budget + 1
 	rw.deadline = rw.budget + 2
+	rw.depth = rw.budget + 3
 
 	// Sections we must extend are created empty when absent, before the
 	// first section of a higher rank.

@@ -19,6 +19,10 @@ var (
 	// unsupported encoding, or is already instrumented), or a module given to
 	// Watch was not instrumented.
 	ErrInstrument = errors.New("sandbox: cannot instrument module")
+	// ErrCallDepth: a guest's calls nested deeper than Limits.MaxCallDepth.
+	// The call fails with an error wrapping it (a trap: the instance must be
+	// discarded).
+	ErrCallDepth = errors.New("sandbox: call depth exceeded")
 )
 
 // WasmPageSize is the size of a WebAssembly memory page.
@@ -31,6 +35,11 @@ const (
 	DefaultMaxOutput   = 1 << 20
 	DefaultMaxInput    = 4 << 20
 	DefaultMaxLogBytes = 64 << 10
+	// DefaultMaxCallDepth is deep enough for any plugin that is not
+	// recursing without end (Go's encoding/json refuses input nested
+	// deeper than 10,000 levels long before its decoder gets there) and keeps
+	// wazero's call stack to a few megabytes.
+	DefaultMaxCallDepth = 10_000
 )
 
 // Upper bounds accepted by Validate. They catch typos (a timeout in seconds
@@ -39,6 +48,7 @@ const (
 	maxMemoryBytes = 4 << 30 // wasm32 address space
 	maxTimeout     = 10 * time.Minute
 	maxSize        = 1 << 30
+	maxCallDepth   = 1_000_000 // wazero's own stack ceiling (400 MB) is near
 )
 
 // Limits bound one plugin. A zero field means "the default"; see WithDefaults.
@@ -55,16 +65,23 @@ type Limits struct {
 	// MaxLogBytes bounds what is kept of stdout, stderr and log calls per
 	// call, together. Default 64 KiB.
 	MaxLogBytes int
+	// MaxCallDepth bounds how deeply a guest's calls may nest. A frame
+	// counts as 1 + (parameters+locals)/32, so that functions with
+	// thousands of locals cannot turn the bound into hundreds of megabytes
+	// of wazero's call stack, which lies outside MemoryBytes and grows by
+	// copying. Deeper calls fail with ErrCallDepth. Default 10,000.
+	MaxCallDepth int
 }
 
 // DefaultLimits returns the default limits.
 func DefaultLimits() Limits {
 	return Limits{
-		MemoryBytes: DefaultMemoryBytes,
-		Timeout:     DefaultTimeout,
-		MaxOutput:   DefaultMaxOutput,
-		MaxInput:    DefaultMaxInput,
-		MaxLogBytes: DefaultMaxLogBytes,
+		MemoryBytes:  DefaultMemoryBytes,
+		Timeout:      DefaultTimeout,
+		MaxOutput:    DefaultMaxOutput,
+		MaxInput:     DefaultMaxInput,
+		MaxLogBytes:  DefaultMaxLogBytes,
+		MaxCallDepth: DefaultMaxCallDepth,
 	}
 }
 
@@ -86,6 +103,9 @@ func (l Limits) WithDefaults() Limits {
 	if l.MaxLogBytes == 0 {
 		l.MaxLogBytes = d.MaxLogBytes
 	}
+	if l.MaxCallDepth == 0 {
+		l.MaxCallDepth = d.MaxCallDepth
+	}
 	return l
 }
 
@@ -104,6 +124,10 @@ func (l Limits) Validate() error {
 		return bad("Timeout", "is negative (%v)", l.Timeout)
 	case l.Timeout > maxTimeout:
 		return bad("Timeout", "is %v, more than %v", l.Timeout, maxTimeout)
+	case l.MaxCallDepth < 0:
+		return bad("MaxCallDepth", "is negative (%d)", l.MaxCallDepth)
+	case l.MaxCallDepth > maxCallDepth:
+		return bad("MaxCallDepth", "is %d, more than %d", l.MaxCallDepth, maxCallDepth)
 	}
 	for _, f := range []struct {
 		name string

@@ -1,6 +1,9 @@
 package sandbox
 
-import "strings"
+import (
+	"math"
+	"strings"
+)
 
 // survey records the counts the index arithmetic needs and refuses modules
 // that already carry our names.
@@ -13,18 +16,24 @@ func (rw *rewriter) survey(s section) {
 			if f := r.byte(); f != 0x60 {
 				fail("type form 0x%x is not supported (only function types)", f)
 			}
-			for m := r.count(); m > 0; m-- {
+			params := r.count()
+			for m := params; m > 0; m-- {
 				r.valtype()
 			}
-			for m := r.count(); m > 0; m-- {
+			results := r.count()
+			start := r.off
+			for m := results; m > 0; m-- {
 				r.valtype()
 			}
+			rw.typeParams = append(rw.typeParams, params)
+			rw.typeResults = append(rw.typeResults, r.b[start:r.off])
+			rw.resultCount = append(rw.resultCount, results)
 		}
 		rw.types = n
 	case secImport:
 		for n := r.count(); n > 0; n-- {
 			mod, name := r.name(), r.name()
-			if mod == HostModule {
+			if mod == HostModule || mod == LimitsModule {
 				fail("module already imports %s.%s", mod, name)
 			}
 			switch kind := r.byte(); kind {
@@ -33,9 +42,9 @@ func (rw *rewriter) survey(s section) {
 				rw.importedFuncs++
 			case 0x01:
 				r.valtype()
-				r.limits()
+				rw.wide = r.limits() || rw.wide
 			case 0x02:
-				r.limits()
+				rw.wide = r.limits() || rw.wide
 			case 0x03:
 				r.valtype()
 				r.byte()
@@ -50,14 +59,37 @@ func (rw *rewriter) survey(s section) {
 	case secFunction:
 		rw.definedFuncs = r.count()
 		for i := rw.definedFuncs; i > 0; i-- {
-			r.u32()
+			t := r.u32()
+			if t >= rw.types {
+				fail("function type %d out of range", t)
+			}
+			rw.funcTypes = append(rw.funcTypes, t)
+		}
+	case secTable:
+		for n := r.count(); n > 0; n-- {
+			init := !r.eof() && r.b[r.off] == 0x40 // table type with an initializer
+			if init {
+				r.off++
+				if r.byte() != 0 {
+					fail("bad table initializer prefix")
+				}
+			}
+			r.valtype()
+			rw.wide = r.limits() || rw.wide
+			if init {
+				skipExpr(r) // renumbered by rewrite
+			}
+		}
+	case secMemory:
+		for n := r.count(); n > 0; n-- {
+			rw.wide = r.limits() || rw.wide
 		}
 	case secGlobal:
 		rw.definedGlobals = r.count()
 		return // parsed by rewrite, once the index arithmetic is known
 	case secExport:
 		for n := r.count(); n > 0; n-- {
-			if name := r.name(); name == StopGlobal || name == DeadlineGlobal {
+			if name := r.name(); name == StopGlobal || name == DeadlineGlobal || name == DepthGlobal {
 				fail("module already exports %q (instrumented twice?)", name)
 			}
 			r.byte()
@@ -71,21 +103,49 @@ func (rw *rewriter) survey(s section) {
 	}
 }
 
+// planBlockTypes adds a type [] -> results for each distinct result list of
+// more than one value, for the block Instrument wraps function bodies in.
+func (rw *rewriter) planBlockTypes() {
+	for _, t := range rw.funcTypes {
+		if rw.resultCount[t] < 2 {
+			continue
+		}
+		key := string(rw.typeResults[t])
+		if _, ok := rw.blockTypes[key]; ok {
+			continue
+		}
+		if rw.blockTypes == nil {
+			rw.blockTypes = map[string]uint32{}
+		}
+		rw.blockTypes[key] = rw.types + 2 + uint32(len(rw.newBlockTypes))
+		rw.newBlockTypes = append(rw.newBlockTypes, rw.typeResults[t])
+		rw.newBlockCounts = append(rw.newBlockCounts, rw.resultCount[t])
+	}
+}
+
+// funcIndex renumbers a function index: defined functions move up past the
+// two imported functions Instrument adds.
 func (rw *rewriter) funcIndex(idx uint32) uint32 {
 	if idx >= rw.importedFuncs+rw.definedFuncs {
 		fail("function index %d out of range", idx)
 	}
 	if idx >= rw.importedFuncs {
-		return idx + 1
+		return idx + 2
 	}
 	return idx
 }
 
-func (rw *rewriter) checkGlobal(idx uint32) {
-	// Out-of-range indices would otherwise reach the globals we add.
+// globalIndex renumbers a global index: defined globals move up past the
+// imported global Instrument adds. Out-of-range indices would otherwise
+// reach the globals we add.
+func (rw *rewriter) globalIndex(idx uint32) uint32 {
 	if idx >= rw.importedGlobals+rw.definedGlobals {
 		fail("global index %d out of range", idx)
 	}
+	if idx >= rw.importedGlobals {
+		return idx + 1
+	}
+	return idx
 }
 
 // rewrite returns the new content of s, or nil to drop it.
@@ -105,17 +165,30 @@ func (rw *rewriter) rewrite(s section) []byte {
 		}
 		return s.content
 	case secType:
-		out = appendU32(out, r.count()+2)
+		out = appendU32(out, r.count()+2+uint32(len(rw.newBlockTypes)))
 		out = append(out, s.content[r.off:]...)
-		out = append(out, 0x60, 0x00, 0x00) // voidType: [] -> []
-		return append(out, 0x60, 0x01, 0x7e, 0x01, 0x7f)
+		out = append(out, 0x60, 0x00, 0x00)             // voidType: [] -> []
+		out = append(out, 0x60, 0x01, 0x7e, 0x01, 0x7f) // pollType: [i64] -> [i32]
+		for i, results := range rw.newBlockTypes {
+			out = append(out, 0x60, 0x00)
+			out = appendU32(out, rw.newBlockCounts[i])
+			out = append(out, results...)
+		}
+		return out
 	case secImport:
-		out = appendU32(out, r.count()+1)
+		out = appendU32(out, r.count()+3)
 		out = append(out, s.content[r.off:]...)
 		out = appendName(out, HostModule)
 		out = appendName(out, PollFunction)
 		out = append(out, 0x00)
-		return appendU32(out, rw.pollType)
+		out = appendU32(out, rw.pollType)
+		out = appendName(out, HostModule)
+		out = appendName(out, CallDepthFunction)
+		out = append(out, 0x00)
+		out = appendU32(out, rw.voidType)
+		out = appendName(out, LimitsModule)
+		out = appendName(out, MaxCallDepthGlobal)
+		return append(out, 0x03, 0x7f, 0x00) // immutable i32
 	case secFunction:
 		out = appendU32(out, r.count()+1)
 		out = append(out, s.content[r.off:]...)
@@ -142,7 +215,7 @@ func (rw *rewriter) rewrite(s section) []byte {
 		}
 	case secGlobal:
 		n := r.count()
-		out = appendU32(out, n+3)
+		out = appendU32(out, n+4)
 		for ; n > 0; n-- {
 			start := r.off
 			r.valtype()
@@ -150,14 +223,15 @@ func (rw *rewriter) rewrite(s section) []byte {
 			out = append(out, s.content[start:r.off]...)
 			out = rw.expr(out, r)
 		}
-		out = append(out, 0x7f, 0x01, 0x41)
+		out = append(out, 0x7f, 0x01, 0x41) // budget
 		out = appendS64(out, budgetRefill)
 		out = append(out, 0x0b)
-		out = append(out, 0x7f, 0x01, 0x41, 0x00, 0x0b)
-		out = append(out, 0x7e, 0x01, 0x42, 0x00, 0x0b)
+		out = append(out, 0x7f, 0x01, 0x41, 0x00, 0x0b) // stop
+		out = append(out, 0x7e, 0x01, 0x42, 0x00, 0x0b) // deadline
+		out = append(out, 0x7f, 0x01, 0x41, 0x00, 0x0b) // depth
 	case secExport:
 		n := r.count()
-		out = appendU32(out, n+2)
+		out = appendU32(out, n+3)
 		for ; n > 0; n-- {
 			out = appendName(out, r.name())
 			kind := r.byte()
@@ -166,7 +240,7 @@ func (rw *rewriter) rewrite(s section) []byte {
 			case 0x00:
 				idx = rw.funcIndex(idx)
 			case 0x03:
-				rw.checkGlobal(idx)
+				idx = rw.globalIndex(idx)
 			}
 			out = append(out, kind)
 			out = appendU32(out, idx)
@@ -177,6 +251,9 @@ func (rw *rewriter) rewrite(s section) []byte {
 		out = appendName(out, DeadlineGlobal)
 		out = append(out, 0x03)
 		out = appendU32(out, rw.deadline)
+		out = appendName(out, DepthGlobal)
+		out = append(out, 0x03)
+		out = appendU32(out, rw.depth)
 	case secStart:
 		out = appendU32(out, rw.funcIndex(r.u32()))
 	case secElement:
@@ -266,7 +343,20 @@ func (rw *rewriter) elements(r *reader) []byte {
 	return out
 }
 
-// expr copies a constant expression, renumbering function indices.
+// skipExpr skips a constant expression.
+func skipExpr(r *reader) {
+	for depth := 0; depth >= 0; {
+		switch kind, _ := decodeInstr(r); kind {
+		case kindOpen, kindLoop:
+			depth++
+		case kindClose:
+			depth--
+		}
+	}
+}
+
+// expr copies a constant expression, renumbering function and global
+// indices.
 func (rw *rewriter) expr(out []byte, r *reader) []byte {
 	depth := 0
 	for {
@@ -278,7 +368,9 @@ func (rw *rewriter) expr(out []byte, r *reader) []byte {
 			out = appendU32(out, rw.funcIndex(idx))
 			continue
 		case kindGlobal:
-			rw.checkGlobal(idx)
+			out = append(out, r.b[start])
+			out = appendU32(out, rw.globalIndex(idx))
+			continue
 		case kindOpen, kindLoop:
 			depth++
 		case kindClose:
@@ -299,9 +391,9 @@ func (rw *rewriter) code(r *reader) []byte {
 	out := appendU32(nil, n+1)
 	var body []byte
 	var weights []int
-	for ; n > 0; n-- {
+	for i := uint32(0); i < n; i++ {
 		b := r.bytes(r.u32())
-		body, weights = rw.body(body[:0], weights[:0], b)
+		body, weights = rw.body(body[:0], weights[:0], b, rw.funcTypes[i])
 		out = appendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
@@ -310,25 +402,88 @@ func (rw *rewriter) code(r *reader) []byte {
 	return append(out, slow...)
 }
 
-// body rewrites one function body: a check at entry and after every loop
-// header, each charging the instructions of its region (the function, or one
+// What the rewriter does around an instruction besides renumbering.
+type special uint8
+
+const (
+	opOther     special = iota
+	opReturn            // return, return_call*: leaves the function
+	opGrow              // memory.grow, table.grow: slow, poll after
+	opMemBulk           // memory.init/copy/fill: length in bytes on top
+	opTableBulk         // table.init/copy/fill: length in elements on top
+	opTry               // try, try_table: exceptions may be caught here
+	opCatch             // catch, catch_all: a legacy handler starts
+)
+
+// classify tells what in is, b being an instruction decodeInstr accepted.
+func classify(b []byte) special {
+	switch b[0] {
+	case 0x0f, 0x12, 0x13, 0x15:
+		return opReturn
+	case 0x40:
+		return opGrow
+	case 0x06, 0x1f:
+		return opTry
+	case 0x07, 0x19:
+		return opCatch
+	case 0xfc:
+		switch sub := (&reader{b: b[1:]}).u32(); sub {
+		case 8, 10, 11:
+			return opMemBulk
+		case 12, 14, 17:
+			return opTableBulk
+		case 15:
+			return opGrow
+		}
+	}
+	return opOther
+}
+
+// body rewrites one function body of type typ:
+//
+//	locals (+ a scratch i32 if it has bulk instructions, + the saved depth
+//	        if it has try blocks)
+//	depth += frame weight; if depth > max: call $call_depth_exceeded
+//	(saved = depth)
+//	budget check for the function's straight-line code
+//	block (result ...)
+//	  the original code, with a budget check after every loop header, and
+//	  the depth restored after every catch and end if it has try blocks
+//	end
+//	depth -= frame weight (depth = saved - weight)
+//	end
+//
+// Each check charges the instructions of its region (the function, or one
 // iteration of the loop, minus nested loops).
-func (rw *rewriter) body(out []byte, weights []int, b []byte) ([]byte, []int) {
+func (rw *rewriter) body(out []byte, weights []int, b []byte, typ uint32) ([]byte, []int) {
 	r := &reader{b: b}
-	for n := r.count(); n > 0; n-- {
-		r.u32()
+	groups := r.count()
+	var locals uint64
+	for n := groups; n > 0; n-- {
+		locals += uint64(r.u32())
 		r.valtype()
+	}
+	if locals+2 > math.MaxUint32 {
+		fail("function declares %d locals", locals)
 	}
 	code := r.off
 
-	// Pass 1: the cost of each region. Region 0 is the function; loops are
-	// numbered in order of appearance.
+	// Pass 1: the cost of each region, and what the function needs. Region
+	// 0 is the function; loops are numbered in order of appearance.
 	weights = append(weights, 0)
 	var frames []int // the region each open frame belongs to
 	cur := 0
+	var hasBulk, hasTry bool
 	for {
+		start := r.off
 		kind, idx := decodeInstr(r)
 		weights[cur]++
+		switch classify(b[start:r.off]) {
+		case opMemBulk, opTableBulk:
+			hasBulk = true
+		case opTry:
+			hasTry = true
+		}
 		switch kind {
 		case kindOpen:
 			frames = append(frames, cur)
@@ -351,31 +506,198 @@ func (rw *rewriter) body(out []byte, weights []int, b []byte) ([]byte, []int) {
 		case kindFunc:
 			rw.funcIndex(idx)
 		case kindGlobal:
-			rw.checkGlobal(idx)
+			rw.globalIndex(idx)
 		}
 	}
 
 emit:
-	// Pass 2: copy, renumber function indices, insert the checks.
-	out = append(out, b[:code]...)
+	// Pass 2: copy, renumber, insert.
+	next := uint64(rw.typeParams[typ]) + locals // index of the first added local
+	f := frameCode{rw: rw, weight: uint32(min(1+next/slotsPerFrame, maxCallDepth+1))}
+	extra := uint32(0)
+	if hasBulk && !rw.wide {
+		f.scratch, extra = uint32(next), extra+1
+	}
+	if hasTry {
+		f.saved, f.restores, extra = uint32(next)+extra, true, extra+1
+	}
+	out = appendU32(out, groups+extra)
+	out = append(out, b[(&reader{b: b}).skipCount():code]...)
+	for ; extra > 0; extra-- {
+		out = append(out, 1, 0x7f)
+	}
+
+	out = f.enter(out)
 	out = rw.appendCheck(out, weights[0])
+	out = append(out, 0x02)
+	out = rw.appendBlockType(out, typ)
 	region := 1
 	r.off = code
 	for !r.eof() {
 		start := r.off
 		kind, idx := decodeInstr(r)
-		if kind == kindFunc {
+		op := classify(b[start:r.off])
+		switch op {
+		case opReturn:
+			out = f.leave(out)
+		case opMemBulk:
+			out = f.chargeBulk(out, memoryBulkShift)
+		case opTableBulk:
+			out = f.chargeBulk(out, tableBulkShift)
+		}
+		switch kind {
+		case kindFunc:
 			out = append(out, b[start])
 			out = appendU32(out, rw.funcIndex(idx))
-			continue
+		case kindGlobal:
+			out = append(out, b[start])
+			out = appendU32(out, rw.globalIndex(idx))
+		default:
+			out = append(out, b[start:r.off]...)
 		}
-		out = append(out, b[start:r.off]...)
-		if kind == kindLoop {
+		switch {
+		case kind == kindLoop:
+			// A try_table may branch to a loop from a handler.
+			out = f.restore(out)
 			out = rw.appendCheck(out, weights[region])
 			region++
+		case kind == kindClose && r.eof(): // the end of the body closes the block
+			out = f.leave(out)
+			out = append(out, 0x0b)
+		case kind == kindClose, op == opCatch:
+			out = f.restore(out)
+		case op == opGrow:
+			out = append(out, 0x10)
+			out = appendU32(out, rw.slowFunc)
+		case op == opMemBulk, op == opTableBulk:
+			out = f.afterBulk(out)
 		}
 	}
 	return out, weights
+}
+
+// skipCount skips a vector length and returns the offset after it.
+func (r *reader) skipCount() int {
+	r.u32()
+	return r.off
+}
+
+// appendBlockType appends the type of a block with the results of typ.
+func (rw *rewriter) appendBlockType(out []byte, typ uint32) []byte {
+	switch rw.resultCount[typ] {
+	case 0:
+		return append(out, 0x40)
+	case 1:
+		return append(out, rw.typeResults[typ]...)
+	}
+	return appendS64(out, int64(rw.blockTypes[string(rw.typeResults[typ])]))
+}
+
+// frameCode emits the depth and bulk-charging code of one function.
+type frameCode struct {
+	rw       *rewriter
+	weight   uint32 // what a frame of this function adds to the depth
+	scratch  uint32 // an i32 local for bulk lengths, in functions that have them
+	saved    uint32 // an i32 local holding the depth inside this call
+	restores bool   // the function catches exceptions: saved is used
+}
+
+// enter appends
+//
+//	global.get $depth; i32.const weight; i32.add; global.set $depth
+//	global.get $depth; global.get $max; i32.gt_u; if; call $call_depth_exceeded; end
+//	(global.get $depth; local.set $saved)
+func (f *frameCode) enter(out []byte) []byte {
+	rw := f.rw
+	out = append(out, 0x23)
+	out = appendU32(out, rw.depth)
+	out = append(out, 0x41)
+	out = appendS64(out, int64(f.weight))
+	out = append(out, 0x6a, 0x24)
+	out = appendU32(out, rw.depth)
+	out = append(out, 0x23)
+	out = appendU32(out, rw.depth)
+	out = append(out, 0x23)
+	out = appendU32(out, rw.maxDepth)
+	out = append(out, 0x4b, 0x04, 0x40, 0x10)
+	out = appendU32(out, rw.depthFunc)
+	out = append(out, 0x0b)
+	if f.restores {
+		out = append(out, 0x23)
+		out = appendU32(out, rw.depth)
+		out = append(out, 0x21)
+		out = appendU32(out, f.saved)
+	}
+	return out
+}
+
+// leave appends global.get $depth (local.get $saved); i32.const weight;
+// i32.sub; global.set $depth.
+func (f *frameCode) leave(out []byte) []byte {
+	if f.restores {
+		out = append(out, 0x20)
+		out = appendU32(out, f.saved)
+	} else {
+		out = append(out, 0x23)
+		out = appendU32(out, f.rw.depth)
+	}
+	out = append(out, 0x41)
+	out = appendS64(out, int64(f.weight))
+	out = append(out, 0x6b, 0x24)
+	return appendU32(out, f.rw.depth)
+}
+
+// restore appends local.get $saved; global.set $depth where control may
+// arrive from a handler, in functions that catch exceptions.
+func (f *frameCode) restore(out []byte) []byte {
+	if !f.restores {
+		return out
+	}
+	out = append(out, 0x20)
+	out = appendU32(out, f.saved)
+	out = append(out, 0x24)
+	return appendU32(out, f.rw.depth)
+}
+
+// chargeBulk appends, before a bulk instruction whose i32 length is on top
+// of the stack,
+//
+//	local.tee $scratch; global.get $budget; local.get $scratch
+//	i32.const shift; i32.shr_u; i32.sub; global.set $budget
+//
+// The shift keeps the charge positive for any length. With 64-bit memories
+// or tables the length may be an i64: afterBulk polls instead.
+func (f *frameCode) chargeBulk(out []byte, shift int) []byte {
+	if f.rw.wide {
+		return out
+	}
+	rw := f.rw
+	out = append(out, 0x22)
+	out = appendU32(out, f.scratch)
+	out = append(out, 0x23)
+	out = appendU32(out, rw.budget)
+	out = append(out, 0x20)
+	out = appendU32(out, f.scratch)
+	out = append(out, 0x41)
+	out = appendS64(out, int64(shift))
+	out = append(out, 0x76, 0x6b, 0x24)
+	return appendU32(out, rw.budget)
+}
+
+// afterBulk appends, after a bulk instruction, the second half of a check:
+// global.get $budget; i32.const 0; i32.lt_s; if; call $slow; end. (A
+// plain call $slow with 64-bit memories or tables.)
+func (f *frameCode) afterBulk(out []byte) []byte {
+	rw := f.rw
+	if rw.wide {
+		out = append(out, 0x10)
+		return appendU32(out, rw.slowFunc)
+	}
+	out = append(out, 0x23)
+	out = appendU32(out, rw.budget)
+	out = append(out, 0x41, 0x00, 0x48, 0x04, 0x40, 0x10)
+	out = appendU32(out, rw.slowFunc)
+	return append(out, 0x0b)
 }
 
 // appendCheck appends
@@ -418,8 +740,9 @@ func (rw *rewriter) slowBody() []byte {
 	return append(out, 0x0b)
 }
 
-// names renumbers the function indices of the name section (function, local
-// and label names), or returns nil to drop a section it cannot parse.
+// names renumbers the function and global indices of the name section
+// (function, local and global names), drops label names, and returns nil to
+// drop a section it cannot parse.
 func (rw *rewriter) names(content []byte, off int) (out []byte) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -443,7 +766,18 @@ func (rw *rewriter) names(content []byte, off int) (out []byte) {
 				o = appendU32(o, rw.funcIndex(sub.u32()))
 				o = appendName(o, sub.name())
 			}
-		case 2, 3: // local and label names, per function
+		case 3:
+			// Label names count the blocks of a function in order; the
+			// checks add blocks among them, so the names would be wrong.
+			continue
+		case 7: // global names
+			n := sub.count()
+			o = appendU32(o, n)
+			for ; n > 0; n-- {
+				o = appendU32(o, rw.globalIndex(sub.u32()))
+				o = appendName(o, sub.name())
+			}
+		case 2: // local names, per function (added locals come last)
 			n := sub.count()
 			o = appendU32(o, n)
 			for ; n > 0; n-- {

@@ -12,11 +12,18 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
-// The host function an instrumented module imports to check its deadline.
-// Instrument refuses modules that import from HostModule themselves.
+// What an instrumented module imports: the host function it calls to check
+// its deadline, the one it calls when its calls nest too deeply, and the
+// depth bound. NewRuntime provides them; Instrument refuses modules that
+// import from HostModule or LimitsModule themselves.
 const (
-	HostModule   = "permhost:sandbox"
-	PollFunction = "poll"
+	HostModule        = "permhost:sandbox"
+	PollFunction      = "poll"
+	CallDepthFunction = "call_depth_exceeded"
+	// LimitsModule is a separate (WebAssembly) module because wazero's host
+	// modules export functions only.
+	LimitsModule       = "permhost:sandbox/limits"
+	MaxCallDepthGlobal = "max_call_depth"
 )
 
 // AllowedImportModules are the only modules a plugin may import from (besides
@@ -83,28 +90,51 @@ func NewRuntime(ctx context.Context, l Limits, cache wazero.CompilationCache) (w
 		cfg = cfg.WithCompilationCache(cache)
 	}
 	r := wazero.NewRuntimeWithConfig(ctx, cfg)
-	if err := instantiateHostModules(ctx, r); err != nil {
+	if err := instantiateHostModules(ctx, r, l.MaxCallDepth); err != nil {
 		r.Close(ctx)
 		return nil, err
 	}
 	return r, nil
 }
 
-// instantiateHostModules adds WASI and HostModule to r.
-func instantiateHostModules(ctx context.Context, r wazero.Runtime) error {
+// instantiateHostModules adds WASI, HostModule and LimitsModule (with the
+// bound maxCallDepth) to r.
+func instantiateHostModules(ctx context.Context, r wazero.Runtime, maxCallDepth int) error {
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
 		return fmt.Errorf("sandbox: instantiating WASI: %w", err)
 	}
-	_, err := r.NewHostModuleBuilder(HostModule).
-		NewFunctionBuilder().
+	// Made once: the guest calls it only to fail, and then from a stack
+	// thousands of frames deep, where allocating is no help.
+	tooDeep := fmt.Errorf("%w: calls nested deeper than %d frames", ErrCallDepth, maxCallDepth)
+	b := r.NewHostModuleBuilder(HostModule)
+	b.NewFunctionBuilder().
 		WithGoFunction(api.GoFunc(poll), []api.ValueType{api.ValueTypeI64}, []api.ValueType{api.ValueTypeI32}).
 		WithName(PollFunction).
-		Export(PollFunction).
-		Instantiate(ctx)
-	if err != nil {
+		Export(PollFunction)
+	b.NewFunctionBuilder().
+		WithGoFunction(api.GoFunc(func(context.Context, []uint64) { panic(tooDeep) }), nil, nil).
+		WithName(CallDepthFunction).
+		Export(CallDepthFunction)
+	if _, err := b.Instantiate(ctx); err != nil {
 		return fmt.Errorf("sandbox: instantiating %s: %w", HostModule, err)
 	}
+	_, err := r.InstantiateWithConfig(ctx, limitsModule(maxCallDepth), wazero.NewModuleConfig().WithName(LimitsModule))
+	if err != nil {
+		return fmt.Errorf("sandbox: instantiating %s: %w", LimitsModule, err)
+	}
 	return nil
+}
+
+// limitsModule is a module exporting only the immutable i32 global
+// MaxCallDepthGlobal = maxCallDepth.
+func limitsModule(maxCallDepth int) []byte {
+	global := []byte{1, 0x7f, 0x00, 0x41}
+	global = appendS64(global, int64(maxCallDepth))
+	global = append(global, 0x0b)
+	export := appendName([]byte{1}, MaxCallDepthGlobal)
+	export = append(export, 0x03, 0)
+	b := appendSection(append([]byte(nil), wasmHeader...), secGlobal, global)
+	return appendSection(b, secExport, export)
 }
 
 // ModuleConfig is the configuration of every plugin instance: no arguments,
@@ -128,13 +158,21 @@ func ModuleConfig(stdout, stderr io.Writer) wazero.ModuleConfig {
 }
 
 // CheckImports returns an error wrapping ErrForbiddenImport, naming the first
-// import of m that is neither from AllowedImportModules nor the poll function
-// Instrument adds.
+// import of m that is neither from AllowedImportModules nor one of the
+// functions Instrument adds.
 func CheckImports(m wazero.CompiledModule) error {
 	for _, f := range m.ImportedFunctions() {
 		mod, name, _ := f.Import()
-		if mod == HostModule && name == PollFunction {
-			if !sameTypes(f.ParamTypes(), []api.ValueType{api.ValueTypeI64}) || !sameTypes(f.ResultTypes(), []api.ValueType{api.ValueTypeI32}) {
+		if mod == HostModule {
+			params, results := []api.ValueType{api.ValueTypeI64}, []api.ValueType{api.ValueTypeI32}
+			switch name {
+			case PollFunction:
+			case CallDepthFunction:
+				params, results = nil, nil
+			default:
+				return fmt.Errorf("%w: %s.%s", ErrForbiddenImport, mod, name)
+			}
+			if !sameTypes(f.ParamTypes(), params) || !sameTypes(f.ResultTypes(), results) {
 				return fmt.Errorf("%w: %s.%s has the wrong signature", ErrForbiddenImport, mod, name)
 			}
 			continue

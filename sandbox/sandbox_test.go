@@ -27,6 +27,9 @@ func TestLimitsValidate(t *testing.T) {
 		{"negative output", Limits{MaxOutput: -1}, "MaxOutput"},
 		{"huge input", Limits{MaxInput: 2 << 30}, "MaxInput"},
 		{"negative logs", Limits{MaxLogBytes: -5}, "MaxLogBytes"},
+		{"negative call depth", Limits{MaxCallDepth: -1}, "MaxCallDepth"},
+		{"huge call depth", Limits{MaxCallDepth: 10_000_000}, "MaxCallDepth"},
+		{"call depth 1", Limits{MaxCallDepth: 1}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

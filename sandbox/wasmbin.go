@@ -106,8 +106,9 @@ func (r *reader) blocktype() {
 	r.sleb(33)
 }
 
-// limits skips table or memory limits, including the shared and 64-bit forms.
-func (r *reader) limits() {
+// limits skips table or memory limits, including the shared and 64-bit
+// forms, and reports whether they are 64-bit.
+func (r *reader) limits() (is64 bool) {
 	flags := r.byte()
 	if flags > 7 {
 		fail("bad limits flags 0x%x", flags)
@@ -120,6 +121,7 @@ func (r *reader) limits() {
 	if flags&1 != 0 {
 		r.uleb(bits)
 	}
+	return bits == 64
 }
 
 // memarg skips alignment (with the multi-memory index flag) and offset.

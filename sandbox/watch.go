@@ -23,14 +23,20 @@ type Watcher struct {
 // stops at its next check (within microseconds) by trapping. The call must be
 // made with the same ctx. A timeout <= 0 has already expired.
 //
+// Watch also resets the instance's call depth to 0.
+//
 // An instance is not safe for concurrent calls, so neither is its Watcher:
 // call Stop before the next Watch on the same instance.
 func Watch(ctx context.Context, mod api.Module, timeout time.Duration) Watcher {
 	stop, ok1 := mod.ExportedGlobal(StopGlobal).(api.MutableGlobal)
 	deadline, ok2 := mod.ExportedGlobal(DeadlineGlobal).(api.MutableGlobal)
-	if !ok1 || !ok2 || stop.Type() != api.ValueTypeI32 || deadline.Type() != api.ValueTypeI64 {
-		return Watcher{ctx: ctx, err: fmt.Errorf("%w: instance of %q has no %s/%s globals; it cannot be stopped", ErrInstrument, mod.Name(), StopGlobal, DeadlineGlobal)}
+	depth, ok3 := mod.ExportedGlobal(DepthGlobal).(api.MutableGlobal)
+	if !ok1 || !ok2 || !ok3 || stop.Type() != api.ValueTypeI32 || deadline.Type() != api.ValueTypeI64 || depth.Type() != api.ValueTypeI32 {
+		return Watcher{ctx: ctx, err: fmt.Errorf("%w: instance of %q has no %s/%s/%s globals; it cannot be stopped", ErrInstrument, mod.Name(), StopGlobal, DeadlineGlobal, DepthGlobal)}
 	}
+	// No call is running, so the depth is 0 unless an earlier call trapped
+	// (and the instance should have been discarded).
+	depth.Set(0)
 	due := monotonicNow()
 	if timeout > 0 {
 		due += int64(timeout)
