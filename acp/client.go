@@ -88,7 +88,7 @@ type FSAccess struct {
 // no files and answers every permission request cancelled.
 type ClientOptions struct {
 	// Info is the clientInfo sent in initialize; an empty Name means
-	// "permhost".
+	// "permhost", an empty Version "unknown".
 	Info Peer
 	// Permissions decides permission requests; nil answers each cancelled.
 	Permissions PermissionHandler
@@ -203,6 +203,9 @@ func NewClientConn(w io.Writer, r io.Reader, opts ClientOptions) (*ClientConn, e
 	}
 	if opts.Info.Name == "" {
 		opts.Info.Name = "permhost"
+	}
+	if opts.Info.Version == "" {
+		opts.Info.Version = "unknown" // required by the schema's Implementation
 	}
 	c := &ClientConn{
 		opts:     opts,
@@ -336,9 +339,7 @@ func (c *ClientConn) Initialize(ctx context.Context) (InitializeResult, error) {
 	if c.opts.Info.Title != "" {
 		info["title"] = c.opts.Info.Title
 	}
-	if c.opts.Info.Version != "" {
-		info["version"] = c.opts.Info.Version
-	}
+	info["version"] = c.opts.Info.Version
 	params := map[string]any{
 		"protocolVersion": ProtocolVersion,
 		"clientCapabilities": map[string]any{

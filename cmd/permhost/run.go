@@ -1,0 +1,339 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/permhost/permhost/acp"
+	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/prompt"
+	"github.com/permhost/permhost/policy"
+)
+
+func init() {
+	commands["run"] = command{summary: "drive one agent session headless (CI, scripts), deciding permissions by policy", run: runRun}
+}
+
+// Exit statuses of permhost run, besides exitOK (end_turn) and exitUsage.
+const (
+	exitRunAgent     = 3 // the agent failed: crashed, answered an error, spoke another protocol
+	exitRunCancelled = 4 // the turn ended cancelled (Ctrl-C, SIGTERM)
+	exitRunRefusal   = 5 // the agent refused
+	exitRunLimit     = 6 // max_tokens or max_turn_requests
+)
+
+// Timing of permhost run's shutdown.
+const (
+	// runCancelWait bounds the wait for the agent's stop reason after a
+	// cancellation; then the agent is stopped.
+	runCancelWait = 10 * time.Second
+	// runStopGrace is how long the agent gets to exit once its input is
+	// closed, before SIGTERM (and as long again before SIGKILL).
+	runStopGrace = 2 * time.Second
+	// maxPromptFile bounds --prompt-file.
+	maxPromptFile = 16 << 20
+)
+
+const runHelp = `usage: permhost run [FLAGS] (--prompt TEXT | --prompt-file F) -- AGENT [ARGS...]
+
+Starts AGENT, an ACP agent, and drives one session without an editor:
+initialize, session/new in --cwd, one prompt, to the end of the turn.
+Agent text goes to stdout; tool calls, their status and each permission
+decision (what, who decided, why, in how long) go to stderr. With --json,
+stdout instead carries one JSON event per line (text, thought, tool_call,
+tool_call_update, permission, fs, mode, update, stop).
+
+Permission requests run through the configured plugins; a request they
+leave undecided follows --on-undecided: reject (the offered reject option),
+cancel (the ACP cancelled outcome), or prompt (ask at the terminal when
+stdin is one; otherwise reject). Every decision goes to the decision log.
+
+Ctrl-C cancels the turn (session/cancel; pending requests answered
+cancelled) and waits for the agent's stop reason; a second Ctrl-C stops the
+agent at once.
+
+exit status:
+  0  the turn ended (end_turn)
+  2  usage or configuration error
+  3  agent failure (exited, crashed, error response, protocol mismatch)
+  4  the turn was cancelled
+  5  the agent refused (refusal)
+  6  a limit ended the turn (max_tokens, max_turn_requests)
+
+flags:`
+
+func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configFlag := fs.String("config", "", configUsage)
+	cwdFlag := fs.String("cwd", "", "the session's working directory (default: the current directory)")
+	jsonOut := fs.Bool("json", false, "print one JSON event per line on stdout instead of the transcript")
+	onUndecided := fs.String("on-undecided", "", "what happens to requests the plugins leave undecided: reject, cancel or prompt (default: the configuration's headless.on_undecided, else reject)")
+	permTimeout := fs.Duration("permission-timeout", 30*time.Second, "bound on each permission decision, the person's answer included; then the builtin fallback answers (0: no bound)")
+	allowFS := fs.Bool("allow-fs", false, "serve the agent's fs/read_text_file and fs/write_text_file, confined to --cwd")
+	promptText := fs.String("prompt", "", "the prompt to send")
+	promptFile := fs.String("prompt-file", "", "read the prompt from this file ('-' for stdin)")
+	logLevel := fs.String("log-level", "warn", "diagnostics level: debug, info, warn or error")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, runHelp)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "permhost run: "+format+"\n", a...)
+		return exitUsage
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		return fail("no agent command given (permhost run [FLAGS] --prompt TEXT -- AGENT [ARGS...])")
+	}
+	if (*promptText == "") == (*promptFile == "") {
+		return fail("give exactly one of --prompt and --prompt-file")
+	}
+	if *permTimeout < 0 {
+		return fail("--permission-timeout must not be negative")
+	}
+	switch *onUndecided {
+	case "", config.UndecidedReject, config.UndecidedCancel, config.UndecidedPrompt:
+	default:
+		return fail("--on-undecided %q: want reject, cancel or prompt", *onUndecided)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fail("--log-level %q: want debug, info, warn or error", *logLevel)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("component", "permhost-run")
+
+	text := *promptText
+	if *promptFile != "" {
+		var err error
+		if text, err = readPromptFile(*promptFile, stdin); err != nil {
+			return fail("%v", err)
+		}
+	}
+	cwd, err := sessionDir(*cwdFlag)
+	if err != nil {
+		return fail("%v", err)
+	}
+	cfg, err := loadConfig(*configFlag)
+	if err != nil {
+		return fail("%v", err)
+	}
+	engine, err := policy.New(ctx, policy.Options{Config: cfg, Via: "run", Logger: logger})
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer engine.Close(context.WithoutCancel(ctx))
+
+	mode := *onUndecided
+	if mode == "" {
+		mode = engine.Config().OnUndecided
+	}
+	var ask policy.AskFunc
+	if mode == config.UndecidedPrompt {
+		if f, ok := stdin.(*os.File); ok && prompt.IsTerminal(f) {
+			term, err := prompt.Open(f, stderr, prompt.Options{})
+			if err != nil {
+				return fail("%v", err)
+			}
+			ask = term.Ask
+		} else {
+			fmt.Fprintln(stderr, "permhost run: stdin is not a terminal: --on-undecided prompt behaves as reject")
+		}
+	}
+	handler, err := engine.Headless(policy.HeadlessOptions{OnUndecided: mode, Timeout: *permTimeout, Ask: ask})
+	if err != nil {
+		return fail("%v", err)
+	}
+	return drive(ctx, runSetup{argv: argv, cwd: cwd, text: text, json: *jsonOut, allowFS: *allowFS,
+		handler: handler, logger: logger, stdout: stdout, stderr: stderr})
+}
+
+func readPromptFile(name string, stdin io.Reader) (string, error) {
+	var r io.Reader = stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return "", fmt.Errorf("--prompt-file: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxPromptFile+1))
+	if err != nil {
+		return "", fmt.Errorf("--prompt-file: %w", err)
+	}
+	if len(b) > maxPromptFile {
+		return "", fmt.Errorf("--prompt-file %s: larger than %d bytes", name, maxPromptFile)
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return "", fmt.Errorf("--prompt-file %s is empty", name)
+	}
+	return string(b), nil
+}
+
+// sessionDir returns the absolute session directory for --cwd.
+func sessionDir(flagValue string) (string, error) {
+	dir := flagValue
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return "", err
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("--cwd: %w", err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("--cwd: %w", err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("--cwd %s is not a directory", abs)
+	}
+	return abs, nil
+}
+
+type runSetup struct {
+	argv           []string
+	cwd, text      string
+	json, allowFS  bool
+	handler        acp.PermissionHandler
+	logger         *slog.Logger
+	stdout, stderr io.Writer
+}
+
+// drive runs the agent through one turn and returns the exit status.
+func drive(ctx context.Context, s runSetup) int {
+	// A write to a closed stdout must fail with EPIPE instead of killing
+	// permhost before it has stopped the agent.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	agent, err := acp.StartAgent(acp.AgentConfig{Argv: s.argv, Stderr: s.stderr, Dir: s.cwd, Logger: s.logger})
+	if err != nil {
+		fmt.Fprintln(s.stderr, "permhost run:", err)
+		return exitRunAgent
+	}
+	defer agent.Close()
+	out := newRunPrinter(s.stdout, s.stderr, s.json)
+	conn, err := acp.NewClientConn(agent.Stdin(), agent.Stdout(), acp.ClientOptions{
+		Info:        acp.Peer{Name: "permhost", Title: "permhost run", Version: permhostVersion()},
+		Permissions: s.handler,
+		Events:      out.event,
+		FS:          acp.FSAccess{Read: s.allowFS, Write: s.allowFS},
+		Logger:      s.logger,
+	})
+	if err != nil {
+		fmt.Fprintln(s.stderr, "permhost run:", err)
+		return exitRunAgent
+	}
+
+	// The first Ctrl-C (or SIGTERM, or ctx) cancels the turn; the second
+	// signal stops the agent at once.
+	turnCtx, cancelTurn := context.WithCancel(context.Background())
+	defer cancelTurn()
+	stopWatch := context.AfterFunc(ctx, cancelTurn)
+	defer stopWatch()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-sigs:
+				n++
+				if n == 1 {
+					out.note("cancelling the turn (press Ctrl-C again to stop the agent now)")
+					cancelTurn()
+				} else {
+					out.note("stopping the agent")
+					agent.Close()
+				}
+			case <-turnCtx.Done():
+				// An agent that never answers the cancellation is stopped.
+				select {
+				case <-time.After(runCancelWait):
+					out.note(fmt.Sprintf("the agent did not end the turn within %v of the cancellation; stopping it", runCancelWait))
+					agent.Close()
+				case <-finished:
+					return
+				case <-sigs:
+					out.note("stopping the agent")
+					agent.Close()
+				}
+				return
+			case <-finished:
+				return
+			}
+		}
+	}()
+
+	stop, err := turn(turnCtx, conn, s.cwd, s.text)
+	agent.Stop(runStopGrace, runStopGrace)
+	conn.Close() // delivers every queued event
+	if err != nil {
+		if turnCtx.Err() != nil && !errors.Is(err, acp.ErrAgentClosed) {
+			out.fail("cancelled before the turn started: " + err.Error())
+			return exitRunCancelled
+		}
+		msg := err.Error()
+		if errors.Is(err, acp.ErrAgentClosed) {
+			msg = agent.ExitDescription() + " before the turn ended"
+		}
+		out.fail(msg)
+		return exitRunAgent
+	}
+	out.stopped(stop)
+	switch stop {
+	case acp.StopEndTurn:
+		return exitOK
+	case acp.StopCancelled:
+		return exitRunCancelled
+	case acp.StopRefusal:
+		return exitRunRefusal
+	case acp.StopMaxTokens, acp.StopMaxTurnRequests:
+		return exitRunLimit
+	default:
+		out.fail(fmt.Sprintf("the agent answered an unknown stop reason %q", stop))
+		return exitRunAgent
+	}
+}
+
+// permhostVersion is the module version permhost was built as.
+func permhostVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "unknown"
+}
+
+// turn runs initialize, session/new and the prompt.
+func turn(ctx context.Context, conn *acp.ClientConn, cwd, text string) (string, error) {
+	if _, err := conn.Initialize(ctx); err != nil {
+		return "", fmt.Errorf("initialize: %w", err)
+	}
+	sid, err := conn.NewSession(ctx, cwd)
+	if err != nil {
+		return "", fmt.Errorf("session/new: %w", err)
+	}
+	return conn.Prompt(ctx, sid, text)
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/permhost/permhost/acp"
+	"github.com/permhost/permhost/internal/prompt"
+)
+
+// runPrinter shows a session's events: the transcript for a person (agent
+// text on stdout, the rest on stderr) or JSON lines on stdout.
+type runPrinter struct {
+	mu     sync.Mutex
+	stdout io.Writer
+	stderr io.Writer
+	json   *json.Encoder
+	// sameTerminal is true when stdout and stderr are both a terminal:
+	// a status line then starts on a fresh line after agent text.
+	sameTerminal bool
+	midText      bool // the last agent text did not end a line
+	thinking     bool // a thought is being printed on stderr
+	status       map[string]string
+	tools        int
+	decisions    int
+}
+
+func newRunPrinter(stdout, stderr io.Writer, asJSON bool) *runPrinter {
+	p := &runPrinter{stdout: stdout, stderr: stderr, status: map[string]string{}}
+	if asJSON {
+		p.json = json.NewEncoder(stdout)
+		p.json.SetEscapeHTML(false)
+	}
+	o, ok1 := stdout.(*os.File)
+	e, ok2 := stderr.(*os.File)
+	p.sameTerminal = ok1 && ok2 && prompt.IsTerminal(o) && prompt.IsTerminal(e)
+	return p
+}
+
+// event is the ClientConn's event callback.
+func (p *runPrinter) event(ev acp.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch ev.Kind {
+	case acp.EventToolCall:
+		p.tools++
+	case acp.EventPermission:
+		p.decisions++
+	}
+	if p.json != nil {
+		_ = p.json.Encode(ev)
+		return
+	}
+	switch ev.Kind {
+	case acp.EventText:
+		p.endThought()
+		if ev.Text != "" {
+			io.WriteString(p.stdout, ev.Text)
+			p.midText = !strings.HasSuffix(ev.Text, "\n")
+		}
+	case acp.EventThought:
+		if !p.thinking {
+			p.line("")
+			io.WriteString(p.stderr, "  (thinking) ")
+			p.thinking = true
+		}
+		io.WriteString(p.stderr, oneLine(ev.Text))
+	case acp.EventToolCall:
+		tc := ev.ToolCall
+		p.status[tc.ID] = tc.Status
+		p.line(fmt.Sprintf("• tool %s%s%s", title(tc.Title, tc.ID), kind(tc.Kind), state(tc.Status)))
+	case acp.EventToolCallUpdate:
+		tc := ev.ToolCall
+		if tc.Status != "" && tc.Status != p.status[tc.ID] {
+			p.status[tc.ID] = tc.Status
+			p.line(fmt.Sprintf("  %s → %s", title(tc.Title, tc.ID), tc.Status))
+		}
+		if tc.Status == "completed" || tc.Status == "failed" {
+			delete(p.status, tc.ID)
+		}
+	case acp.EventPermission:
+		p.line(permissionLine(ev.Permission))
+	case acp.EventFile:
+		f := ev.File
+		verb := "read"
+		if f.Method == acp.MethodWriteTextFile {
+			verb = "write"
+		}
+		if f.Error != "" {
+			p.line(fmt.Sprintf("  fs %s %s refused: %s", verb, f.Path, f.Error))
+		} else {
+			p.line(fmt.Sprintf("  fs %s %s (%d bytes)", verb, f.Path, f.Bytes))
+		}
+	case acp.EventMode:
+		p.line("• mode " + ev.Mode)
+	}
+}
+
+// permissionLine says what was asked, what was answered, who decided, why
+// and in how long.
+func permissionLine(pe *acp.PermissionEvent) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "? permission %s%s → ", title(pe.Title, pe.ToolCallID), kind(pe.Kind))
+	if pe.Outcome == "selected" {
+		verb := "allowed"
+		if strings.HasPrefix(pe.OptionKind, "reject") {
+			verb = "rejected"
+		}
+		fmt.Fprintf(&b, "%s: %q (%s)", verb, pe.OptionName, pe.OptionKind)
+	} else {
+		b.WriteString("cancelled")
+	}
+	fmt.Fprintf(&b, " by %s", who(pe.DecidedBy))
+	if pe.Reason != "" {
+		fmt.Fprintf(&b, ": %s", oneLine(pe.Reason))
+	}
+	fmt.Fprintf(&b, " [%s]", pe.Duration.Round(100*time.Microsecond))
+	if !pe.InTurn {
+		b.WriteString(" (after the turn)")
+	}
+	return b.String()
+}
+
+func who(decidedBy string) string {
+	switch decidedBy {
+	case "builtin":
+		return "the builtin fallback"
+	case "person":
+		return "you"
+	case "cancel", "":
+		return "cancellation"
+	}
+	return "plugin " + decidedBy
+}
+
+func title(t, id string) string {
+	if t == "" {
+		return id
+	}
+	return oneLine(t)
+}
+
+func kind(k string) string {
+	if k == "" {
+		return ""
+	}
+	return " [" + k + "]"
+}
+
+func state(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+// oneLine keeps an agent's text from breaking or steering stderr.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			return ' '
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			return '�'
+		}
+		return r
+	}, s)
+}
+
+// line prints a status line on stderr, on a line of its own. p.mu is held.
+func (p *runPrinter) line(s string) {
+	p.endThought()
+	if p.midText && p.sameTerminal {
+		io.WriteString(p.stderr, "\n")
+		p.midText = false
+	}
+	if s != "" {
+		fmt.Fprintln(p.stderr, s)
+	}
+}
+
+func (p *runPrinter) endThought() {
+	if p.thinking {
+		io.WriteString(p.stderr, "\n")
+		p.thinking = false
+	}
+}
+
+// note prints a message of permhost's own on stderr.
+func (p *runPrinter) note(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.line("permhost run: " + msg)
+}
+
+// fail reports why the run failed.
+func (p *runPrinter) fail(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json != nil {
+		_ = p.json.Encode(map[string]string{"event": "error", "message": msg})
+	}
+	p.line("permhost run: " + msg)
+}
+
+// stopped reports the stop reason.
+func (p *runPrinter) stopped(reason string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json != nil {
+		return // the stop event is in the stream
+	}
+	if p.midText {
+		// End the transcript's last line, on stdout itself: the text is done.
+		io.WriteString(p.stdout, "\n")
+		p.midText = false
+	}
+	p.line(fmt.Sprintf("permhost run: turn ended: %s (%d tool calls, %d permission decisions)", reason, p.tools, p.decisions))
+}
