@@ -138,9 +138,10 @@ func testHostileDecide(t *testing.T, over *overshoots) {
 		// The one wazero's own cancellation cannot stop.
 		{fixture: "call_tree", wantKind: host.KindTimeout},
 		{fixture: "call_tree", limits: sandbox.Limits{Timeout: 30 * time.Millisecond}, wantKind: host.KindTimeout},
-		// wazero's stack ceiling (400 MB) takes ~2 s to reach: the
-		// deadline comes first.
-		{fixture: "deep_recursion", wantKind: host.KindTimeout},
+		// The sandbox's call-depth bound (sandbox.Limits.MaxCallDepth)
+		// stops it within a millisecond, long before the deadline and
+		// wazero's 400 MB stack ceiling.
+		{fixture: "deep_recursion", wantKind: host.KindTrap},
 		// Under a small cap the cap comes first...
 		{fixture: "memory_grow", limits: sandbox.Limits{MemoryBytes: 2 << 20, Timeout: time.Second}, wantKind: host.KindMemory},
 		// ...under the default 32 MiB one page at a time takes wazero
