@@ -133,8 +133,10 @@ func (t *Terminal) Ask(ctx context.Context, q Question) (string, error) {
 	}
 	defer restore()
 	discardTypeahead(t.in)
-	io.WriteString(t.out, render(q))
+	// The grace runs from the moment the question is written: a key read
+	// sooner cannot be an answer to it.
 	shown := t.now()
+	io.WriteString(t.out, render(q))
 	var buf [64]byte
 	for {
 		n, err := readKeys(ctx, t.in, buf[:])
