@@ -32,6 +32,9 @@ type HeadlessOptions struct {
 	// Ask asks the person at the terminal. nil means there is none: prompt
 	// then behaves as reject, and the log says why.
 	Ask AskFunc
+	// Leader, when set, is asked about undecided requests before the
+	// headless policy (permhost run --leader); see headless_leader.go.
+	Leader LeaderFunc
 }
 
 // ErrHeadless is wrapped by the errors of Engine.Headless.
@@ -137,6 +140,12 @@ func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, 
 
 	why := undecidedWhy(v)
 	shown := shownOptions(req, v)
+	if h.askLeader(ctx, &d, req, v, shown, &why) {
+		return d
+	}
+	if ctx.Err() != nil {
+		return headlessDecision{decision: d.decision, expired: true}
+	}
 	mode := h.opts.OnUndecided
 	if mode == config.UndecidedPrompt && h.opts.Ask == nil {
 		mode = config.UndecidedReject

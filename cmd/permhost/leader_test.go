@@ -42,7 +42,9 @@ func TestLeaderWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := lw.ask(context.Background(), leaderTestRequest(), host.Verdict{Outcome: abi.OutcomeAbstain}); r.Answered || !strings.HasPrefix(r.Fallback, "leader unreachable") {
+	req := leaderTestRequest()
+	all, oneTime := req.Options, req.Options[1:]
+	if r := lw.ask(context.Background(), req, host.Verdict{Outcome: abi.OutcomeAbstain}, all); r.Answered || !strings.HasPrefix(r.Fallback, "leader unreachable") {
 		t.Fatalf("no leader: %+v", r)
 	}
 
@@ -73,36 +75,46 @@ func TestLeaderWorker(t *testing.T) {
 	// one-time options, with the worker's explanations and identity.
 	v := host.Verdict{Outcome: abi.OutcomeAsk, Fallback: "plugin x failed: trap",
 		Explanations: []host.Explained{{Plugin: "explainer", Explanation: abi.Explanation{Summary: "deletes build", RiskLevel: abi.RiskMedium}}}}
-	r := lw.ask(context.Background(), leaderTestRequest(), v)
+	r := lw.ask(context.Background(), req, v, oneTime)
 	if !r.Answered || r.OptionID != "yes" || r.DecidedBy != policy.ByPerson || r.Person == nil ||
 		!strings.Contains(r.Person.Who, "leader pid") || r.Person.Answer != "yes" || strings.Join(r.Person.Shown, ",") != "yes,no" {
 		t.Fatalf("answered: %+v person %+v", r, r.Person)
 	}
 	mu.Lock()
 	if len(seen.Options) != 2 || seen.Worker.Agent != "codex-acp 0.3" || seen.Worker.Session != "s1" || seen.Worker.PID != os.Getpid() ||
-		len(seen.Explanations) != 1 || seen.Reason != "plugin x failed: trap" || seen.Deadline.IsZero() {
+		len(seen.Explanations) != 1 || seen.Reason != "builtin fallback: plugin x failed: trap" || seen.Deadline.IsZero() {
 		t.Fatalf("leader saw %+v", seen)
 	}
 	mu.Unlock()
 
 	setAnswer("wait")
 	start := time.Now()
-	r = lw.ask(context.Background(), leaderTestRequest(), host.Verdict{Outcome: abi.OutcomeAbstain})
-	if r.Answered || r.Fallback != "leader timed out after 300ms" {
+	r = lw.ask(context.Background(), req, host.Verdict{Outcome: abi.OutcomeAbstain}, all)
+	if r.Answered || !strings.HasPrefix(r.Fallback, "leader timed out") {
 		t.Fatalf("timeout: %+v", r)
 	}
 	if waited := time.Since(start); waited > 5*time.Second {
 		t.Fatalf("the worker waited %v past a 300ms bound", waited)
 	}
+	// Within a decision's deadline, the worker gives up on the leader a
+	// little before it, leaving the headless policy time to answer.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	lw.timeout = time.Minute
+	r = lw.ask(ctx, req, host.Verdict{Outcome: abi.OutcomeAbstain}, all)
+	if r.Answered || !strings.HasPrefix(r.Fallback, "leader timed out") || ctx.Err() != nil {
+		t.Fatalf("leader wait within a deadline: %+v (ctx %v)", r, ctx.Err())
+	}
+	lw.timeout = 300 * time.Millisecond
 
 	setAnswer("always") // not shown: the leader refuses to send it
-	r = lw.ask(context.Background(), leaderTestRequest(), v)
+	r = lw.ask(context.Background(), req, v, oneTime)
 	if r.Answered || !strings.HasPrefix(r.Fallback, "leader refused (undecided)") {
 		t.Fatalf("hidden option: %+v", r)
 	}
 
 	setAnswer("")
-	r = lw.ask(context.Background(), leaderTestRequest(), v)
+	r = lw.ask(context.Background(), req, v, oneTime)
 	if !r.Answered || r.OptionID != "" || r.Person.Answer != "cancelled" {
 		t.Fatalf("declined: %+v", r)
 	}

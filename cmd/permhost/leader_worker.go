@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/permhost/permhost/abi"
-	"github.com/permhost/permhost/builtin"
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/leader"
 	"github.com/permhost/permhost/policy"
@@ -33,40 +32,32 @@ func newLeaderWorker(socket, cwd string, timeout time.Duration) (*leaderWorker, 
 	return &leaderWorker{client: c, cwd: cwd, timeout: timeout}, nil
 }
 
-// leaderResult is what came of asking the leader.
-type leaderResult struct {
-	// Answered is false when the worker must fall back to its headless
-	// policy; Fallback then says why, for its log.
-	Answered bool
-	Fallback string
-	// OptionID is the answer ("" = cancelled), one of the options the
-	// person could choose.
-	OptionID string
-	// DecidedBy and Reason are for the worker's log: ByPerson when the
-	// leader's person chose (Person.Who names the leader), else
-	// "leader:<plugin>".
-	DecidedBy string
-	Reason    string
-	Person    *policy.LogPerson
+// leaderFunc returns the hook of `permhost run --leader SOCKET`; nil when
+// socket is "".
+func leaderFunc(socket, cwd string, timeout time.Duration) (policy.LeaderFunc, error) {
+	if socket == "" {
+		return nil, nil
+	}
+	lw, err := newLeaderWorker(socket, cwd, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("--leader: %w", err)
+	}
+	return lw.ask, nil
 }
 
-// personOptions are the options a person may choose for verdict v: the
-// one-time ones when the fallback governs or an admin plugin said so.
-func personOptions(req abi.Request, v host.Verdict) []abi.Option {
-	if v.Fallback != "" || v.StripDurable {
-		return builtin.PersonOptions(req.Options)
-	}
-	return req.Options
-}
+// leaderMargin is the share of the decision's remaining time kept for the
+// headless policy after the leader gives up, at most leaderMaxMargin.
+const (
+	leaderMarginDiv = 10
+	leaderMaxMargin = 500 * time.Millisecond
+)
 
 // ask puts req, undecided by the worker's plugins (verdict v), to the
-// leader and waits at most the timeout. ctx ending (the turn cancelled)
+// leader; the person there may choose among shown. The wait ends a little
+// before ctx's deadline (the --permission-timeout), so that the headless
+// policy answers and logs why; ctx ending first (the turn cancelled)
 // withdraws the request.
-func (lw *leaderWorker) ask(ctx context.Context, req abi.Request, v host.Verdict) leaderResult {
-	shown := personOptions(req, v)
-	if len(shown) == 0 {
-		return leaderResult{Fallback: "no option a person may choose"}
-	}
+func (lw *leaderWorker) ask(ctx context.Context, req abi.Request, v host.Verdict, shown []abi.Option) policy.LeaderAnswer {
 	q := leader.Question{
 		Worker:  leader.Worker{PID: os.Getpid(), Cwd: lw.cwd, Session: req.Session.ID},
 		Request: req,
@@ -82,7 +73,7 @@ func (lw *leaderWorker) ask(ctx context.Context, req abi.Request, v host.Verdict
 		}
 	}
 	if v.Fallback != "" && q.Reason == "" {
-		q.Reason = v.Fallback
+		q.Reason = "builtin fallback: " + v.Fallback
 	}
 	for _, o := range shown {
 		q.Shown = append(q.Shown, o.OptionID)
@@ -91,17 +82,27 @@ func (lw *leaderWorker) ask(ctx context.Context, req abi.Request, v host.Verdict
 		q.Explanations = append(q.Explanations, leader.Explanation{Plugin: x.Plugin, Summary: x.Explanation.Summary,
 			Risk: x.Explanation.Risk, RiskLevel: x.Explanation.RiskLevel, Reason: x.Reason})
 	}
-	askCtx := ctx
+	var deadline time.Time
 	if lw.timeout > 0 {
+		deadline = time.Now().Add(lw.timeout)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		dl = dl.Add(-min(time.Until(dl)/leaderMarginDiv, leaderMaxMargin))
+		if deadline.IsZero() || dl.Before(deadline) {
+			deadline = dl
+		}
+	}
+	askCtx := ctx
+	if !deadline.IsZero() {
 		var cancel context.CancelFunc
-		askCtx, cancel = context.WithTimeoutCause(ctx, lw.timeout, errLeaderTimeout)
+		askCtx, cancel = context.WithDeadlineCause(ctx, deadline, errLeaderTimeout)
 		defer cancel()
 	}
 	a, err := lw.client.Ask(askCtx, q)
 	if err != nil {
-		return leaderResult{Fallback: lw.why(err)}
+		return policy.LeaderAnswer{Fallback: lw.why(err)}
 	}
-	res := leaderResult{Answered: true, OptionID: a.OptionID, Reason: a.Reason}
+	res := policy.LeaderAnswer{Answered: true, OptionID: a.OptionID, Reason: a.Reason}
 	if a.DecidedBy == policy.ByPerson {
 		answer := a.OptionID
 		if answer == "" {
@@ -109,6 +110,9 @@ func (lw *leaderWorker) ask(ctx context.Context, req abi.Request, v host.Verdict
 		}
 		res.DecidedBy = policy.ByPerson
 		res.Person = &policy.LogPerson{Shown: q.Shown, Answer: answer, Who: a.Leader.String()}
+		if res.Reason == "" {
+			res.Reason = "chosen at the leader's terminal"
+		}
 	} else {
 		res.DecidedBy = "leader:" + a.DecidedBy
 		if res.Reason == "" {
@@ -127,7 +131,7 @@ func (lw *leaderWorker) why(err error) string {
 	var refused *leader.RefusedError
 	switch {
 	case errors.Is(err, errLeaderTimeout):
-		return fmt.Sprintf("leader timed out after %v", lw.timeout)
+		return fmt.Sprintf("leader timed out: no answer within the %v --permission-timeout", lw.timeout)
 	case errors.Is(err, leader.ErrWithdrawn):
 		return "request withdrawn from the leader: " + err.Error()
 	case errors.Is(err, leader.ErrUnreachable):

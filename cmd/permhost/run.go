@@ -85,6 +85,7 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	promptText := fs.String("prompt", "", "the prompt to send")
 	promptFile := fs.String("prompt-file", "", "read the prompt from this file ('-' for stdin)")
 	logLevel := fs.String("log-level", "warn", "diagnostics level: debug, info, warn or error")
+	leaderSocket := fs.String("leader", "", "Unix socket of a `permhost leader`: undecided requests go there first (bounded by --permission-timeout); if it cannot answer, --on-undecided applies")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, runHelp)
 		fs.PrintDefaults()
@@ -157,7 +158,11 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			fmt.Fprintln(stderr, "permhost run: stdin is not a terminal: --on-undecided prompt behaves as reject")
 		}
 	}
-	handler, err := engine.Headless(policy.HeadlessOptions{OnUndecided: mode, Timeout: *permTimeout, Ask: ask})
+	leaderAsk, err := leaderFunc(*leaderSocket, cwd, *permTimeout) // leader_worker.go
+	if err != nil {
+		return fail("%v", err)
+	}
+	handler, err := engine.Headless(policy.HeadlessOptions{OnUndecided: mode, Timeout: *permTimeout, Ask: ask, Leader: leaderAsk})
 	if err != nil {
 		return fail("%v", err)
 	}
