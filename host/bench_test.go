@@ -6,12 +6,14 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/sandbox"
 )
 
 // request1K is a realistic request whose JSON is about 1 KiB.
@@ -116,5 +118,55 @@ func BenchmarkRawWazero(b *testing.B) {
 		if err := fn.CallWithStack(ctx, stack); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkMemoryGrowToCap: memory_grow grows its memory one page at a time
+// up to the default 32 MiB cap (then fails with KindMemory); what a runaway
+// allocator costs before it is stopped.
+func BenchmarkMemoryGrowToCap(b *testing.B) {
+	p := load(b, "memory_grow", Options{PoolSize: 1, Limits: sandbox.Limits{Timeout: time.Minute}})
+	ctx := context.Background()
+	req := request("grow")
+	for b.Loop() {
+		// Each call fails and discards its instance: time the grow, not
+		// the making of the next instance.
+		b.StopTimer()
+		for !p.hasIdle() {
+			time.Sleep(time.Millisecond)
+		}
+		b.StartTimer()
+		if _, err := p.Decide(ctx, req); KindOf(err) != KindMemory {
+			b.Fatal(err)
+		}
+	}
+}
+
+func (p *Plugin) hasIdle() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle) > 0
+}
+
+// BenchmarkMakeInstance: making one instance ready (instantiate, exports,
+// _initialize, warm-up) and closing it, which the filler does in the
+// background.
+func BenchmarkMakeInstance(b *testing.B) {
+	for _, name := range []string{"good", "memory_grow"} {
+		b.Run(name, func(b *testing.B) {
+			p := load(b, name, Options{PoolSize: 1})
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				p.mu.Lock()
+				p.live++
+				p.mu.Unlock()
+				inst, e := p.makeReady(ctx)
+				if e != nil {
+					b.Fatal(e)
+				}
+				p.discard(inst)
+			}
+		})
 	}
 }

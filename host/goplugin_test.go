@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -196,21 +197,37 @@ func deadlineMargin() time.Duration {
 	return 25 * time.Millisecond
 }
 
-// TestWarmup: instances are warmed up with one synthetic decision, except
-// for a plugin that fails it, which still loads and is then made ready
-// without it.
+// TestWarmup: instances of a module with a runtime to start (_initialize)
+// are warmed up with one synthetic decision, except for a plugin that fails
+// it, which still loads and is then made ready without it. Modules without
+// _initialize are not warmed up.
 func TestWarmup(t *testing.T) {
 	ctx := context.Background()
-	p := load(t, "echo", Options{})
+	p := load(t, "slow_init", Options{})
 	assert.False(t, p.noWarmup.Load())
-	r := p.Call(ctx, request("LOG!"))
+	idle, _ := settled(t, p)
+	require.Len(t, idle, 2)
+	for _, inst := range idle {
+		assert.Contains(t, string(inst.input), `"decisionId":"permhost-warmup"`, "the warm-up ran")
+	}
+	r := p.Call(ctx, request("d"))
 	require.NoError(t, r.Err)
-	assert.Equal(t, []Log{{Level: "info", Message: "echo: logged"}}, r.Logs, "nothing of the warm-up leaks into a call's logs")
+	assert.Empty(t, r.Logs)
 
-	u := load(t, "unreachable", Options{PoolSize: 1})
+	// slow_init traps on an input over 4096 bytes: a config that long makes
+	// the warm-up (and every decision) fail.
+	long := json.RawMessage(fmt.Sprintf(`{"pad":%q}`, strings.Repeat("x", 5000)))
+	u := load(t, "slow_init", Options{PoolSize: 1, Config: long})
 	assert.True(t, u.noWarmup.Load())
 	_, err := u.Decide(ctx, request("d"))
 	requireKind(t, err, KindTrap)
 	_, live := settled(t, u)
-	assert.Equal(t, 1, live, "the failed instance was replaced")
+	assert.Equal(t, 2, live, "the failed instance was replaced")
+
+	e := load(t, "echo", Options{})
+	idle, _ = settled(t, e)
+	require.Len(t, idle, 2)
+	for _, inst := range idle {
+		assert.Empty(t, inst.input, "no _initialize: no warm-up")
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/permhost/permhost/abi"
@@ -101,7 +102,7 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, *Error) {
 	cfg := sandbox.ModuleConfig(streamWriter{inst, "stdout"}, streamWriter{inst, "stderr"}).
 		WithName("").        // anonymous, so that one runtime can hold many instances
 		WithStartFunctions() // the pool runs _initialize under the init budget
-	mod, err := p.rt.InstantiateModule(ctx, p.compiled, cfg)
+	mod, err := p.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, memoryAllocator), p.compiled, cfg)
 	if err != nil {
 		return nil, p.fail(KindLoad, fmt.Errorf("instantiate: %w", err))
 	}
@@ -183,7 +184,7 @@ func (inst *instance) encode(req *abi.Request) error {
 		inst.input = nil
 	}
 	inst.input = inst.input[:0]
-	if err := inst.enc.Encode(req); err != nil {
+	if err := inst.enc.Encode(encodable(req)); err != nil {
 		return err
 	}
 	inst.input = inst.input[:len(inst.input)-1] // Encode's newline

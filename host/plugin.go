@@ -282,9 +282,12 @@ func (p *Plugin) compile(ctx context.Context, wasm []byte, cacheDir string) erro
 // a spare. On failure the plugin is closed.
 func (p *Plugin) handshake(ctx context.Context) *Error {
 	p.live = 1
-	inst, e := p.makeReady(ctx)
+	inst, e := p.newInitializedInstance(ctx)
 	if e == nil {
 		e = p.askABI(ctx, inst)
+	}
+	if e == nil {
+		inst, e = p.warm(ctx, inst)
 	}
 	if e != nil {
 		p.mu.Lock()

@@ -19,9 +19,10 @@ import (
 //
 //   - Load makes the first instance itself (it also answers permhost_abi
 //     and permhost_describe) and starts the filler for a spare.
-//   - A call that takes the last idle instance, or discards a failed one,
-//     starts the filler again, so that one instance is ready for the next
-//     call besides those in use (as long as the pool has room for it).
+//   - Whenever fewer than two instances are idle (a call took one, or one
+//     was discarded), the filler makes another, so that while a call runs
+//     one instance is ready for the next, even when the first fails (as
+//     long as the pool has room: PoolSize plus the spare).
 //   - A call that finds no idle instance waits for one, at most until its
 //     deadline: an instance a call gives back, or a new one from the filler.
 //     At the deadline it fails with KindTimeout and the instance being made
@@ -164,13 +165,15 @@ func (p *Plugin) fillLocked() {
 }
 
 // needLocked reports whether another instance should be made: for a call
-// waiting for one, or as the spare when none is idle and the spare will
-// fit in the pool once the busy instances come back. p.mu is held.
+// waiting for one, or while fewer than two are idle, so that a call that
+// takes one leaves a spare for the next (which it needs at once when the
+// first fails), as long as it will fit in the pool once the busy instances
+// come back. p.mu is held.
 func (p *Plugin) needLocked() bool {
 	if p.closed || p.live >= p.maxLive {
 		return false
 	}
-	return len(p.waiters) > 0 || (len(p.idle) == 0 && p.live < p.maxIdle)
+	return len(p.waiters) > 0 || (len(p.idle) < 2 && p.live < p.maxIdle)
 }
 
 // fill makes instances, one at a time, while the pool needs them. The
@@ -234,18 +237,29 @@ func (p *Plugin) isClosed() bool {
 // makeReady makes an instance ready to serve; p.live counts it already (on
 // failure with no instance, the caller uncounts it).
 //
-// Ready means initialized and warmed up: _initialize, then one
-// permhost_decide on a synthetic request, both under the init budget. A Go
-// plugin's first decision pays for its runtime's first use (reflection
-// caches, heap growth): 20-40 ms measured on a loaded machine, a good part
-// of a 100 ms deadline. Plugins are functions of their request, so the
-// warm-up changes nothing but time; its result and logs are dropped. A
-// plugin that fails on the synthetic request is made ready without warm-up
-// from then on.
+// Ready means initialized and, for a module with a language runtime to
+// start (it exports _initialize, as Go's c-shared build does), warmed up:
+// _initialize, then one permhost_decide on a synthetic request, both under
+// the init budget. A Go plugin's first decision pays for its runtime's first
+// use (reflection caches, heap growth): 20-40 ms measured on a loaded
+// machine, a good part of a 100 ms deadline; warmed, its first decision
+// takes 0.2-5 ms. Plugins are functions of their request, so the warm-up
+// changes nothing but time; its result and logs are dropped. A plugin that
+// fails on the synthetic request is made ready without warm-up from then
+// on.
 func (p *Plugin) makeReady(ctx context.Context) (*instance, *Error) {
 	inst, e := p.newInitializedInstance(ctx)
-	if e != nil || p.noWarmup.Load() {
+	if e != nil {
 		return inst, e
+	}
+	return p.warm(ctx, inst)
+}
+
+// warm warms inst up, or replaces it with an unwarmed instance when the
+// warm-up failed; see makeReady.
+func (p *Plugin) warm(ctx context.Context, inst *instance) (*instance, *Error) {
+	if inst.initialize == nil || p.noWarmup.Load() {
+		return inst, nil
 	}
 	if inst.warmUp(ctx) {
 		return inst, nil

@@ -1,0 +1,5 @@
+//go:build unix && !linux
+
+package host
+
+const mapNoReserve = 0
