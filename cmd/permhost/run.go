@@ -303,6 +303,11 @@ func drive(ctx context.Context, s runSetup) int {
 		msg := err.Error()
 		if errors.Is(err, acp.ErrAgentClosed) {
 			msg = agent.ExitDescription() + " before the turn ended"
+			if turnCtx.Err() != nil {
+				// The person cancelled and then stopped the agent.
+				out.fail(msg + " (cancelled)")
+				return exitRunCancelled
+			}
 		}
 		out.fail(msg)
 		return exitRunAgent
