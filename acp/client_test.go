@@ -653,3 +653,50 @@ func TestClientFileAccessConfinedToCwd(t *testing.T) {
 		t.Errorf("a file was planted outside the cwd: %v", err)
 	}
 }
+
+// FuzzClientInput feeds arbitrary agent lines to the client: whatever it
+// answers is one JSON-RPC 2.0 response per line, never a batch, with an id
+// that is null, a string or a number.
+func FuzzClientInput(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t"},"options":[{"optionId":"a","name":"A","kind":"allow_once"}]}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"x"},{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t"}}}]`,
+		`{"jsonrpc":"2.0","id":{"x":1},"method":"a"}`, `not json`, `[]`, `[[]]`, `{"id":1}`, "\xff\xfe",
+		`{"jsonrpc":"2.0","id":"r","method":"fs/read_text_file","params":{"sessionId":"s","path":"/etc/passwd"}}`,
+		`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		if strings.ContainsAny(line, "\n\r") {
+			return
+		}
+		a := newScriptedAgent(t, ClientOptions{Permissions: PermissionHandlerFunc(func(ctx context.Context, req *PermissionRequest) (PermissionDecision, error) {
+			if len(req.Options) > 0 {
+				return PermissionDecision{OptionID: req.Options[0].OptionID}, nil
+			}
+			return PermissionDecision{}, nil
+		})})
+		a.send(line)
+		a.send(`{"jsonrpc":"2.0","id":"marker","method":"zz"}`)
+		for {
+			l := a.recv()
+			if strings.HasPrefix(l, "[") {
+				t.Fatalf("the client sent a batch: %s", l)
+			}
+			var m struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Method  *string         `json:"method"`
+				Result  json.RawMessage `json:"result"`
+				Error   json.RawMessage `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(l), &m); err != nil || m.JSONRPC != "2.0" || m.Method != nil || (m.Result == nil) == (m.Error == nil) || !validID(m.ID) || len(m.ID) == 0 {
+				t.Fatalf("not a JSON-RPC response: %s", l)
+			}
+			if string(m.ID) == `"marker"` {
+				return
+			}
+		}
+	})
+}
