@@ -616,9 +616,11 @@ func TestLeaderWorkerFallback(t *testing.T) {
 		if code := w.wait(t); code != 0 {
 			t.Fatalf("worker %s exit %d", w.name, code)
 		}
-		if took := time.Since(start); took > bound {
+		took := time.Since(start)
+		if took > bound {
 			t.Fatalf("worker %s fell back after %v, past its %v bound", w.name, took, bound)
 		}
+		t.Logf("worker %s: %s, turn over %v later", w.name, why, took.Round(time.Millisecond))
 		if got := w.agentGot(t); got != leaderSelected("reject") {
 			t.Fatalf("agent of %s got %s, want the headless reject", w.name, got)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/permhost/permhost/abi"
@@ -133,17 +134,23 @@ func (lw *leaderWorker) why(err error) string {
 	case errors.Is(err, errLeaderTimeout):
 		return fmt.Sprintf("leader timed out: no answer within the %v --permission-timeout", lw.timeout)
 	case errors.Is(err, leader.ErrWithdrawn):
-		return "request withdrawn from the leader: " + err.Error()
+		return "request withdrawn from the leader: " + detail(err, leader.ErrWithdrawn)
 	case errors.Is(err, leader.ErrUnreachable):
-		return "leader unreachable: " + err.Error()
+		return "leader unreachable: " + detail(err, leader.ErrUnreachable)
 	case errors.Is(err, leader.ErrGone):
-		return "leader gone: " + err.Error()
+		return "leader gone: " + detail(err, leader.ErrGone)
 	case errors.As(err, &refused):
 		return fmt.Sprintf("leader refused (%s): %s", refused.Code, refused.Message)
 	case errors.Is(err, leader.ErrNotOffered):
 		return "leader answer not used: " + err.Error()
 	case errors.Is(err, leader.ErrForeignLeader):
-		return "leader not trusted: " + err.Error()
+		return "leader not trusted: " + detail(err, leader.ErrForeignLeader)
 	}
 	return "leader failed: " + err.Error()
+}
+
+// detail is err's message without the sentinel's words, which the caller
+// says better.
+func detail(err, sentinel error) string {
+	return strings.TrimPrefix(err.Error(), sentinel.Error()+": ")
 }
