@@ -248,6 +248,12 @@ func (inst *instance) exec(ctx context.Context, fn api.Function, budget time.Dur
 	}
 	inst.cc.Context = ctx
 	inst.fn, inst.budget = fn, budget
+	if p.onCallersGoroutine {
+		inst.invoke()
+		inst.cc.Context = nil
+		inst.sealLogs()
+		return inst.failure(inst.callErr, inst.stopErr)
+	}
 	inst.work <- struct{}{}
 	inst.timer.Reset(budget + deadlineGrace)
 	select {

@@ -90,6 +90,11 @@ type Plugin struct {
 	waiters []chan handoff // calls waiting for an instance, oldest first
 	live    int            // instances not closed yet, including one being made
 	filling bool           // the filler goroutine runs
+	// onCallersGoroutine runs guests on the caller's goroutine, without the
+	// hard deadline (a guest stuck in a host function or in wazero delays
+	// the caller); only benchmarks set it, to measure what the hand-off
+	// costs (see RATIONALE.md).
+	onCallersGoroutine bool
 	// noWarmup is set once the plugin failed its warm-up call.
 	noWarmup atomic.Bool
 	closed   bool
