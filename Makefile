@@ -20,6 +20,11 @@ build:
 plugins:
 	@$(MAKE) --no-print-directory -f plugins/examples/plugins.mk OUT=$(abspath $(PLUGINS))
 
+# The README's first command: a scripted agent session through the default
+# policy (examples/permhost.toml), offline.
+demo: build plugins
+	$(BIN) demo --plugins $(PLUGINS)
+
 test: build plugins
 	$(GOTEST) $(TESTFLAGS) ./...
 

@@ -23,6 +23,8 @@ const (
 type command struct {
 	summary string
 	run     func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+	// hidden commands are permhost's own helpers, left out of the usage.
+	hidden bool
 }
 
 // commands is filled by each subcommand's file.
@@ -55,8 +57,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: permhost COMMAND [FLAGS] [ARGS]\n\ncommands:")
 	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+	for n, c := range commands {
+		if !c.hidden {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	for _, n := range names {
