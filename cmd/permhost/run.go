@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -74,6 +75,10 @@ exit status:
 flags:`
 
 func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if _, ok := stderr.(*os.File); !ok {
+		// The agent's stderr is copied into it while permhost writes too.
+		stderr = &syncWriter{w: stderr}
+	}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configFlag := fs.String("config", "", configUsage)
@@ -326,6 +331,18 @@ func drive(ctx context.Context, s runSetup) int {
 		out.fail(fmt.Sprintf("the agent answered an unknown stop reason %q", stop))
 		return exitRunAgent
 	}
+}
+
+// syncWriter serialises writes to a writer shared by goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 // permhostVersion is the module version permhost was built as.
