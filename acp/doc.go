@@ -17,6 +17,13 @@
 // agent as a child in its own process group and stops it (close stdin, grace,
 // SIGTERM, SIGKILL to the group) so that no process outlives permhost.
 //
+// [ClientConn] is the other end: a headless ACP client (what `permhost run`
+// uses) that initializes an agent, opens a session, sends a prompt and
+// follows the turn to its stop reason, handing each permission request to a
+// [PermissionHandler] and streaming what happens as [Event]s. As a real
+// endpoint it answers malformed input itself and advertises only what it
+// serves.
+//
 // The package imports no plugin code: the decision pipeline is built on
 // [Handler] one layer up.
 package acp
