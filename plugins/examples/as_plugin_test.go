@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"unicode"
 
 	extism "github.com/extism/go-sdk"
 
@@ -22,12 +21,8 @@ func readReq(kind string, paths ...abi.Path) abi.Request {
 		DecisionID: "read",
 		Session:    abi.Session{ID: "s", Cwd: "/home/dev/project"},
 		ToolCall:   abi.ToolCall{ID: "toolu_05", Title: "Read", Kind: kind, ToolName: "Read"},
-		Options: []abi.Option{
-			{OptionID: "allow_always", Name: "Always Allow", Kind: abi.OptionAllowAlways, Durable: true},
-			{OptionID: "allow", Name: "Allow", Kind: abi.OptionAllowOnce},
-			{OptionID: "reject", Name: "Reject", Kind: abi.OptionRejectOnce},
-		},
-		Paths: paths,
+		Options:    claudeOptions,
+		Paths:      paths,
 	}
 }
 
@@ -45,7 +40,10 @@ func TestReadonlyAS(t *testing.T) {
 	}
 
 	claude := transcriptRequests(t, "claude-allow.jsonl")
-	sdkEdit := transcriptRequests(t, "sdk-example-allow.jsonl")[0]
+	for i := range claude {
+		claude[i] = withLocationPaths(claude[i])
+	}
+	sdkEdit := withLocationPaths(transcriptRequests(t, "sdk-example-allow.jsonl")[0])
 	codex := codexExec("cat README.md", parsedShell("cat README.md", argv("cat", "README.md")))
 	codex.ToolCall.Kind = abi.KindRead // a shell command dressed as a read
 	codex.Paths = []abi.Path{readPath("/home/dev/project/README.md", true)}
@@ -59,58 +57,32 @@ func TestReadonlyAS(t *testing.T) {
 	rootCwd.Session.Cwd = "/"
 	nonASCII := readReq(abi.KindRead, readPath("/home/dev/project/données/é.md", true))
 
-	tests := []struct {
-		name     string
-		req      abi.Request
-		outcome  abi.Outcome
-		optionID string
-		reason   string
-	}{
-		{"read inside cwd", readReq(abi.KindRead, readPath("/home/dev/project/src/main.go", true)),
-			abi.OutcomeAllow, "allow", "readonly-as: read of 1 path inside /home/dev/project"},
-		{"search of two paths", readReq(abi.KindSearch, readPath("/home/dev/project", true), readPath("/home/dev/project/docs/a.md", true)),
-			abi.OutcomeAllow, "allow", "search of 2 paths"},
-		{"non-ASCII path and reason", nonASCII, abi.OutcomeAllow, "allow", "inside /home/dev/project"},
-		{"terminal escape in a path", readReq(abi.KindRead, readPath("/home/dev/project/\x1b]0;pwned\x07/"+strings.Repeat("a", 300), false)),
-			abi.OutcomeAbstain, "", "/home/dev/project/?]0;pwned?/aaa"},
-		{"read outside cwd", readReq(abi.KindRead, readPath("/etc/passwd", false)), abi.OutcomeAbstain, "", "/etc/passwd is outside"},
-		{"sibling with the cwd as prefix", readReq(abi.KindRead, readPath("/home/dev/project-secrets/k", true)), abi.OutcomeAbstain, "", "outside"},
-		{"dot-dot segment", readReq(abi.KindRead, readPath("/home/dev/project/../.ssh/id_rsa", true)), abi.OutcomeAbstain, "", "outside"},
-		{"one path outside", readReq(abi.KindRead, readPath("/home/dev/project/a", true), readPath("/home/dev/.aws/credentials", false)), abi.OutcomeAbstain, "", "credentials is outside"},
-		{"no paths", readReq(abi.KindRead), abi.OutcomeAbstain, "", "names no path"},
-		{"dotenv", readReq(abi.KindRead, readPath("/home/dev/project/.env", true)), abi.OutcomeAbstain, "", ".env is a hidden file"},
-		{"inside .git", readReq(abi.KindSearch, readPath("/home/dev/project/.git/config", true)), abi.OutcomeAbstain, "", "hidden"},
-		{"cwd is home, .ssh", homeCwd, abi.OutcomeAbstain, "", "hidden"},
-		{"cwd is root", rootCwd, abi.OutcomeAbstain, "", "root directory"},
-		{"dot inside a name is fine", readReq(abi.KindRead, readPath("/home/dev/project/a.b/c.d", true)), abi.OutcomeAllow, "allow", "read of 1 path"},
-		{"write access", readReq(abi.KindRead, abi.Path{Path: "/home/dev/project/a", Access: abi.AccessWrite, InsideCwd: true}), abi.OutcomeAbstain, "", "not only read"},
-		{"no allow_once offered", noAllowOnce, abi.OutcomeAbstain, "", "no allow_once option"},
-		{"cwd unknown", noCwd, abi.OutcomeAbstain, "", "cwd is unknown"},
-		{"shell command", codex, abi.OutcomeAbstain, "", "shell command"},
-		{"claude Bash", claude[0], abi.OutcomeAbstain, "", "not a read or search"},
-		{"claude Write inside cwd", claude[1], abi.OutcomeAbstain, "", "not a read or search"},
-		{"sdk example edit", sdkEdit, abi.OutcomeAbstain, "", "not a read or search"},
+	cases := []pluginCase{
+		{name: "read inside cwd", req: readReq(abi.KindRead, readPath("/home/dev/project/src/main.go", true)), want: abi.OutcomeAllow, optionID: "allow", reason: "readonly-as: read of 1 path inside /home/dev/project"},
+		{name: "search of two paths", req: readReq(abi.KindSearch, readPath("/home/dev/project", true), readPath("/home/dev/project/docs/a.md", true)), want: abi.OutcomeAllow, optionID: "allow", reason: "search of 2 paths"},
+		{name: "non-ASCII path and reason", req: nonASCII, want: abi.OutcomeAllow, optionID: "allow", reason: "inside /home/dev/project"},
+		{name: "terminal escape in a path", req: readReq(abi.KindRead, readPath("/home/dev/project/\x1b]0;pwned\x07/"+strings.Repeat("a", 300), false)), want: abi.OutcomeAbstain, reason: "/home/dev/project/?]0;pwned?/aaa"},
+		{name: "read outside cwd", req: readReq(abi.KindRead, readPath("/etc/passwd", false)), want: abi.OutcomeAbstain, reason: "/etc/passwd is outside"},
+		{name: "sibling with the cwd as prefix", req: readReq(abi.KindRead, readPath("/home/dev/project-secrets/k", true)), want: abi.OutcomeAbstain, reason: "outside"},
+		{name: "dot-dot segment", req: readReq(abi.KindRead, readPath("/home/dev/project/../.ssh/id_rsa", true)), want: abi.OutcomeAbstain, reason: "outside"},
+		{name: "one path outside", req: readReq(abi.KindRead, readPath("/home/dev/project/a", true), readPath("/home/dev/.aws/credentials", false)), want: abi.OutcomeAbstain, reason: "credentials is outside"},
+		{name: "no paths", req: readReq(abi.KindRead), want: abi.OutcomeAbstain, reason: "names no path"},
+		{name: "dotenv", req: readReq(abi.KindRead, readPath("/home/dev/project/.env", true)), want: abi.OutcomeAbstain, reason: ".env is a hidden file"},
+		{name: "inside .git", req: readReq(abi.KindSearch, readPath("/home/dev/project/.git/config", true)), want: abi.OutcomeAbstain, reason: "hidden"},
+		{name: "cwd is home, .ssh", req: homeCwd, want: abi.OutcomeAbstain, reason: "hidden"},
+		{name: "cwd is root", req: rootCwd, want: abi.OutcomeAbstain, reason: "root directory"},
+		{name: "dot inside a name is fine", req: readReq(abi.KindRead, readPath("/home/dev/project/a.b/c.d", true)), want: abi.OutcomeAllow, optionID: "allow", reason: "read of 1 path"},
+		{name: "write access", req: readReq(abi.KindRead, abi.Path{Path: "/home/dev/project/a", Access: abi.AccessWrite, InsideCwd: true}), want: abi.OutcomeAbstain, reason: "not only read"},
+		{name: "no allow_once offered", req: noAllowOnce, want: abi.OutcomeAbstain, reason: "no allow_once option"},
+		{name: "cwd unknown", req: noCwd, want: abi.OutcomeAbstain, reason: "cwd is unknown"},
+		{name: "shell command", req: codex, want: abi.OutcomeAbstain, reason: "shell command"},
+		{name: "claude Bash", req: claude[0], want: abi.OutcomeAbstain, reason: "not a read or search"},
+		{name: "claude Write inside cwd", req: claude[1], want: abi.OutcomeAbstain, reason: "not a read or search"},
+		{name: "sdk example edit", req: sdkEdit, want: abi.OutcomeAbstain, reason: "not a read or search"},
 	}
-	ctx := context.Background()
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d, err := plugin.Decide(ctx, tt.req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d.Outcome != tt.outcome || !strings.Contains(d.Reason, tt.reason) {
-				t.Fatalf("got %s %q, want %s with %q", d.Outcome, d.Reason, tt.outcome, tt.reason)
-			}
-			if strings.ContainsFunc(d.Reason, unicode.IsControl) || len(d.Reason) > 600 {
-				t.Errorf("reason unfit to show: %q", d.Reason)
-			}
-			o, ok := d.Option(tt.req.Options)
-			if got := map[bool]string{true: o.OptionID}[ok]; got != tt.optionID {
-				t.Errorf("picks option %q, want %q", got, tt.optionID)
-			}
-		})
-	}
+	runCases(t, plugin, cases)
 
+	ctx := context.Background()
 	// The same instance keeps answering after many calls: AssemblyScript's
 	// garbage collector frees each call's garbage.
 	t.Run("many calls", func(t *testing.T) {
@@ -214,7 +186,7 @@ func TestReadonlyASImports(t *testing.T) {
 // BenchmarkReadonlyAS is one warm decision of the AssemblyScript plugin.
 func BenchmarkReadonlyAS(b *testing.B) {
 	plugin := loadExample(b, "readonly-as")
-	req := transcriptRequests(b, "claude-allow.jsonl")[1]
+	req := withLocationPaths(transcriptRequests(b, "claude-allow.jsonl")[1])
 	req.ToolCall.Kind = abi.KindRead
 	req.Paths[0].Access = abi.AccessRead
 	ctx := context.Background()

@@ -1,7 +1,7 @@
 package examples_test
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,89 +12,72 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/acptest"
 	"github.com/permhost/permhost/sandbox"
 )
 
-// pluginPath returns the wasm of the example plugin name: the one `make
-// plugins` built into $PERMHOST_PLUGINS_DIR when present, else one this test
-// binary builds once into a temporary directory.
-func pluginPath(t *testing.T, name string) string {
-	t.Helper()
-	if dir := os.Getenv("PERMHOST_PLUGINS_DIR"); dir != "" {
-		p := filepath.Join(dir, name+".wasm")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	b := builds.get(name)
-	b.once.Do(func() {
-		dir, err := os.MkdirTemp("", "permhost-examples-")
-		if err != nil {
-			b.err = err
-			return
-		}
-		b.path = filepath.Join(dir, name+".wasm")
-		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", b.path, ".")
-		cmd.Dir = name
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build %s: %v\n%s", name, err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.path
-}
+// exampleBuilds serialises make runs per plugin within this test binary.
+var exampleBuilds sync.Map // name -> *exampleBuild
 
-type build struct {
+type exampleBuild struct {
 	once sync.Once
 	path string
 	err  error
 }
 
-var builds = buildSet{m: map[string]*build{}}
-
-type buildSet struct {
-	mu sync.Mutex
-	m  map[string]*build
-}
-
-func (s *buildSet) get(name string) *build {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m[name] == nil {
-		s.m[name] = &build{}
+// exampleWasm returns the built module of the example plugin name, running
+// plugins.mk for it (a no-op when it is up to date, and able to build the
+// AssemblyScript plugin too) into $PERMHOST_PLUGINS_DIR, or
+// <repo>/build/plugins when that is unset.
+func exampleWasm(t testing.TB, name string) string {
+	t.Helper()
+	root := acptest.RepoRoot(t)
+	out := os.Getenv("PERMHOST_PLUGINS_DIR")
+	if out == "" {
+		out = filepath.Join(root, "build", "plugins")
 	}
-	return s.m[name]
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	for _, b := range builds.m {
-		if b.path != "" {
-			os.RemoveAll(filepath.Dir(b.path))
+	v, _ := exampleBuilds.LoadOrStore(name, &exampleBuild{})
+	b := v.(*exampleBuild)
+	b.once.Do(func() {
+		b.path = filepath.Join(out, name+".wasm")
+		cmd := exec.Command("make", "-s", "-f", filepath.Join(root, "plugins", "examples", "plugins.mk"), "OUT="+out, b.path)
+		cmd.Dir = root
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stderr, &stderr
+		if err := cmd.Run(); err != nil {
+			b.err = err
+			b.path = stderr.String()
 		}
+	})
+	if b.err != nil {
+		t.Fatalf("building %s (make plugins): %v\n%s", name, b.err, b.path)
 	}
-	os.Exit(code)
+	return b.path
 }
 
-// load loads an example plugin through the real host, with one pooled
-// instance and a generous deadline. The tables test what the plugins
-// decide, not how fast a cold instance starts: under -race on a loaded
-// 2-core machine, a fresh Go instance's _initialize and first call measured
-// 70-420 ms, past the default 100 ms deadline.
-func load(t *testing.T, name string) *host.Plugin {
+// loadExample loads the example plugin name through the real host, and
+// closes it when the test ends. It loads without a fixed config, so the
+// host hands each request's own Config to the plugin: one compile serves
+// every configuration a test tries. The deadline is generous because these
+// tests check decisions, not speed, on a machine that may be busy (and
+// under -race: a fresh Go instance's _initialize and first call measured
+// 70-420 ms, past the default 100 ms deadline); the compile cache is shared
+// by the runs of one user.
+func loadExample(t testing.TB, name string) *host.Plugin {
 	t.Helper()
 	ctx := context.Background()
+	cache := filepath.Join(os.TempDir(), fmt.Sprintf("permhost-examples-test-%d", os.Getuid()))
+	if err := os.MkdirAll(cache, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	p, err := host.Load(ctx, host.Options{
-		Path:     pluginPath(t, name),
-		CacheDir: t.TempDir(),
-		PoolSize: 1,
-		Limits:   sandbox.Limits{Timeout: 10 * time.Second},
+		Path:     exampleWasm(t, name),
+		CacheDir: cache,
+		Limits:   sandbox.Limits{Timeout: 30 * time.Second},
 	})
 	if err != nil {
 		t.Fatalf("load %s: %v", name, err)
@@ -103,173 +86,159 @@ func load(t *testing.T, name string) *host.Plugin {
 	return p
 }
 
-// sharedDir is ../shared beside the repository, or $PERMHOST_SHARED_DIR.
-func sharedDir(t *testing.T) string {
+// transcriptRequests replays a recorded transcript the way permhost's
+// context builder does and returns the Request of each
+// session/request_permission, in order: session cwd and mode (session/new,
+// session/set_mode, current_mode_update), the agent from the initialize
+// answer, the tool call merged over its earlier tool_call and
+// tool_call_update notifications (toolName from _meta.claudeCode), and the
+// offered options with their durability. Shell and Paths are left to the
+// caller (see withLocationPaths): the shell analysis is not this package's,
+// and some tests want a request without paths.
+func transcriptRequests(t testing.TB, file string) []abi.Request {
 	t.Helper()
-	dir := os.Getenv("PERMHOST_SHARED_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "transcripts")); err != nil {
-		t.Fatalf("shared directory with transcripts/ not found (set PERMHOST_SHARED_DIR): %v", err)
-	}
-	return dir
-}
-
-// replayTranscript replays a recorded transcript the way permhost's
-// context builder does — session cwd and mode, agent info, tool-call state
-// merged over every session/update, option durability — and returns the
-// Request of each session/request_permission, in order. Shell and Paths are
-// left to the caller.
-func replayTranscript(t *testing.T, file string) []abi.Request {
-	t.Helper()
-	f, err := os.Open(filepath.Join(sharedDir(t), "transcripts", file))
+	tr, err := acptest.LoadTranscript(filepath.Join(acptest.SharedDir(t), "transcripts", file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	type line struct {
-		Dir string `json:"dir"`
-		Msg struct {
+	type toolCall struct {
+		ToolCallID string          `json:"toolCallId"`
+		Title      string          `json:"title"`
+		Kind       string          `json:"kind"`
+		Status     string          `json:"status"`
+		RawInput   json.RawMessage `json:"rawInput"`
+		Content    json.RawMessage `json:"content"`
+		Locations  []abi.Location  `json:"locations"`
+		Meta       struct {
+			ClaudeCode struct {
+				ToolName string `json:"toolName"`
+			} `json:"claudeCode"`
+		} `json:"_meta"`
+	}
+	merge := func(into *abi.ToolCall, u toolCall) {
+		into.ID = u.ToolCallID
+		if u.Title != "" {
+			into.Title = u.Title
+		}
+		if u.Kind != "" {
+			into.Kind = u.Kind
+		}
+		if u.Status != "" {
+			into.Status = u.Status
+		}
+		if len(u.RawInput) > 0 && string(u.RawInput) != "null" {
+			into.RawInput = u.RawInput
+		}
+		if len(u.Content) > 0 && string(u.Content) != "null" {
+			into.Content = u.Content
+		}
+		if u.Locations != nil {
+			into.Locations = u.Locations
+		}
+		if n := u.Meta.ClaudeCode.ToolName; n != "" {
+			into.ToolName = n
+		}
+	}
+	var (
+		cwd, mode  string
+		agent      *abi.Peer
+		pendingNew json.RawMessage // id of session/new
+		calls      = map[string]*abi.ToolCall{}
+		reqs       []abi.Request
+	)
+	for _, e := range tr.Entries {
+		var msg struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 			Params json.RawMessage `json:"params"`
 			Result json.RawMessage `json:"result"`
-		} `json:"msg"`
-	}
-	var (
-		cwd, mode, sessionID string
-		agent                *abi.Peer
-		calls                = map[string]map[string]json.RawMessage{} // merged tool-call fields by id
-		pendingNew           json.RawMessage                           // id of session/new
-		out                  []abi.Request
-	)
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		var l line
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("%s: %v", file, err)
 		}
-		m := l.Msg
+		if err := json.Unmarshal(e.Msg, &msg); err != nil {
+			t.Fatalf("%s seq %d: %v", file, e.Seq, err)
+		}
 		switch {
-		case l.Dir == "client->agent" && m.Method == "session/new":
+		case e.Dir == acptest.ClientToAgent && msg.Method == "session/new":
 			var p struct{ Cwd string }
-			json.Unmarshal(m.Params, &p)
-			cwd, pendingNew = p.Cwd, m.ID
-		case l.Dir == "client->agent" && m.Method == "session/set_mode":
+			json.Unmarshal(msg.Params, &p)
+			cwd, pendingNew = p.Cwd, msg.ID
+		case e.Dir == acptest.ClientToAgent && msg.Method == "session/set_mode":
 			var p struct{ ModeID string }
-			json.Unmarshal(m.Params, &p)
+			json.Unmarshal(msg.Params, &p)
 			mode = p.ModeID
-		case l.Dir == "agent->client" && m.Result != nil && string(m.ID) == "0" && agent == nil:
+		case e.Dir == acptest.AgentToClient && msg.Result != nil && string(msg.ID) == "0" && agent == nil:
 			var r struct{ AgentInfo *abi.Peer }
-			json.Unmarshal(m.Result, &r)
+			json.Unmarshal(msg.Result, &r)
 			agent = r.AgentInfo
-		case l.Dir == "agent->client" && m.Result != nil && string(m.ID) == string(pendingNew):
+		case e.Dir == acptest.AgentToClient && msg.Result != nil && string(msg.ID) == string(pendingNew):
 			var r struct {
-				SessionID string
-				Modes     struct{ CurrentModeID string }
+				Modes struct{ CurrentModeID string }
 			}
-			json.Unmarshal(m.Result, &r)
-			sessionID, mode = r.SessionID, r.Modes.CurrentModeID
-		case m.Method == "session/update":
+			json.Unmarshal(msg.Result, &r)
+			mode = r.Modes.CurrentModeID
+		case msg.Method == "session/update":
 			var p struct {
-				Update map[string]json.RawMessage
+				Update struct {
+					SessionUpdate string `json:"sessionUpdate"`
+					CurrentModeID string `json:"currentModeId"`
+					toolCall
+				} `json:"update"`
 			}
-			json.Unmarshal(m.Params, &p)
-			var kind, id string
-			json.Unmarshal(p.Update["sessionUpdate"], &kind)
-			json.Unmarshal(p.Update["toolCallId"], &id)
-			switch kind {
+			json.Unmarshal(msg.Params, &p)
+			switch u := p.Update; u.SessionUpdate {
 			case "current_mode_update":
-				json.Unmarshal(p.Update["currentModeId"], &mode)
+				mode = u.CurrentModeID
 			case "tool_call", "tool_call_update":
-				merge(calls, id, p.Update)
+				if calls[u.ToolCallID] == nil {
+					calls[u.ToolCallID] = &abi.ToolCall{}
+				}
+				merge(calls[u.ToolCallID], u.toolCall)
 			}
-		case m.Method == "session/request_permission":
+		case msg.Method == "session/request_permission":
 			var p struct {
-				SessionID string
-				ToolCall  map[string]json.RawMessage
-				Options   []abi.Option
+				SessionID string       `json:"sessionId"`
+				ToolCall  toolCall     `json:"toolCall"`
+				Options   []abi.Option `json:"options"`
 			}
-			if err := json.Unmarshal(m.Params, &p); err != nil {
-				t.Fatal(err)
+			if err := json.Unmarshal(msg.Params, &p); err != nil {
+				t.Fatalf("%s seq %d: %v", file, e.Seq, err)
 			}
-			var id string
-			json.Unmarshal(p.ToolCall["toolCallId"], &id)
-			merge(calls, id, p.ToolCall)
-			if sessionID == "" {
-				sessionID = p.SessionID
+			tc := abi.ToolCall{}
+			if prior := calls[p.ToolCall.ToolCallID]; prior != nil {
+				tc = *prior
 			}
-			out = append(out, abi.Request{
+			merge(&tc, p.ToolCall)
+			// A mode switch is durable whichever option it is; otherwise
+			// only the once kinds are not.
+			for i := range p.Options {
+				k := p.Options[i].Kind
+				p.Options[i].Durable = tc.Kind == abi.KindSwitchMode || (k != abi.OptionAllowOnce && k != abi.OptionRejectOnce)
+			}
+			reqs = append(reqs, abi.Request{
 				ABI:        abi.Current,
-				DecisionID: fmt.Sprintf("%s#%d", file, len(out)),
+				DecisionID: fmt.Sprintf("%s#%d", file, len(reqs)),
 				Session:    abi.Session{ID: p.SessionID, Cwd: cwd, Mode: mode, Agent: agent},
-				ToolCall:   toolCall(calls[id]),
-				Options:    withDurability(p.Options, calls[id]),
-				Raw:        m.Params,
+				ToolCall:   tc,
+				Options:    p.Options,
+				Raw:        msg.Params,
 			})
 		}
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	if len(reqs) == 0 {
+		t.Fatalf("%s: no permission request", file)
 	}
-	if len(out) == 0 {
-		t.Fatalf("%s has no permission request", file)
-	}
-	return out
+	return reqs
 }
 
-// merge lays the non-null fields of update over the state of call id; the
-// toolName rides in _meta.claudeCode.
-func merge(calls map[string]map[string]json.RawMessage, id string, update map[string]json.RawMessage) {
-	c := calls[id]
-	if c == nil {
-		c = map[string]json.RawMessage{}
-		calls[id] = c
+// withLocationPaths fills Paths from the tool call's locations, as the
+// context builder does: read access for a read or search, write otherwise.
+func withLocationPaths(r abi.Request) abi.Request {
+	access := abi.AccessWrite
+	if r.ToolCall.Kind == abi.KindRead || r.ToolCall.Kind == abi.KindSearch {
+		access = abi.AccessRead
 	}
-	for k, v := range update {
-		if string(v) != "null" {
-			c[k] = v
-		}
-	}
-	var meta struct {
-		ClaudeCode struct{ ToolName string } `json:"claudeCode"`
-	}
-	if json.Unmarshal(update["_meta"], &meta) == nil && meta.ClaudeCode.ToolName != "" {
-		c["toolName"], _ = json.Marshal(meta.ClaudeCode.ToolName)
-	}
-}
-
-func toolCall(c map[string]json.RawMessage) abi.ToolCall {
-	var tc abi.ToolCall
-	str := func(k string) string {
-		var s string
-		json.Unmarshal(c[k], &s)
-		return s
-	}
-	tc.ID, tc.Title, tc.Kind, tc.Status, tc.ToolName = str("toolCallId"), str("title"), str("kind"), str("status"), str("toolName")
-	tc.RawInput, tc.Content = c["rawInput"], c["content"]
-	json.Unmarshal(c["locations"], &tc.Locations)
-	return tc
-}
-
-func withDurability(options []abi.Option, call map[string]json.RawMessage) []abi.Option {
-	var kind string
-	json.Unmarshal(call["kind"], &kind)
-	for i := range options {
-		k := options[i].Kind
-		options[i].Durable = kind == abi.KindSwitchMode || k == abi.OptionAllowAlways || k == abi.OptionRejectAlways
-	}
-	return options
-}
-
-// withWritePaths fills Paths from the locations of an edit, as the context
-// builder does.
-func withWritePaths(r abi.Request) abi.Request {
 	for _, l := range r.ToolCall.Locations {
 		inside := r.Session.Cwd != "" && strings.HasPrefix(l.Path, strings.TrimSuffix(r.Session.Cwd, "/")+"/")
-		r.Paths = append(r.Paths, abi.Path{Path: l.Path, Access: abi.AccessWrite, InsideCwd: inside, Source: "location"})
+		r.Paths = append(r.Paths, abi.Path{Path: l.Path, Access: access, InsideCwd: inside, Source: "location"})
 	}
 	return r
 }
@@ -280,11 +249,6 @@ var (
 		{OptionID: "allow_always", Name: "Always Allow", Kind: abi.OptionAllowAlways, Durable: true},
 		{OptionID: "allow", Name: "Allow", Kind: abi.OptionAllowOnce},
 		{OptionID: "reject", Name: "Reject", Kind: abi.OptionRejectOnce},
-	}
-	codexExecOptions = []abi.Option{
-		{OptionID: "approved", Name: "Yes, proceed", Kind: abi.OptionAllowOnce},
-		{OptionID: "approved-execpolicy-amendment", Name: "Yes, and don't ask again for commands that start with `rm -rf build`", Kind: abi.OptionAllowAlways, Durable: true},
-		{OptionID: "abort", Name: "No, and tell Codex what to do differently", Kind: abi.OptionRejectOnce},
 	}
 	codexPatchOptions = []abi.Option{
 		{OptionID: "approved", Name: "Yes", Kind: abi.OptionAllowOnce},
@@ -328,8 +292,12 @@ func claudeFile(tool, path string) abi.Request {
 	}
 }
 
-// codexExec is a codex-acp exec request: rawInput.command is an argv.
-func codexExecReq(script string, shell *abi.Shell) abi.Request {
+// codexExec is a codex-acp 0.16.0 exec request as described in
+// docs/acp-reference.md §9 (no codex transcript is recorded): the script
+// runs under /bin/bash -lc, and the options are approved (allow_once),
+// approved-execpolicy-amendment (allow_always) and abort (reject_once).
+// shell is the analysis, or nil for a request without one.
+func codexExec(script string, shell *abi.Shell) abi.Request {
 	raw, _ := json.Marshal(map[string]any{
 		"call_id": "call_x", "turn_id": "1", "command": []string{"/bin/bash", "-lc", script},
 		"cwd": cwd, "reason": "The build directory is stale", "proposed_execpolicy_amendment": strings.Fields(script),
@@ -337,9 +305,13 @@ func codexExecReq(script string, shell *abi.Shell) abi.Request {
 	return abi.Request{
 		ABI: abi.Current, DecisionID: "codex-exec",
 		Session:  abi.Session{ID: "0199a1b2-codex", Cwd: cwd, Agent: &abi.Peer{Name: "codex-acp", Version: "0.16.0"}},
-		ToolCall: abi.ToolCall{ID: "call_x", Title: script, Kind: abi.KindExecute, RawInput: raw},
-		Options:  codexExecOptions,
-		Shell:    shell,
+		ToolCall: abi.ToolCall{ID: "call_x", Title: script, Kind: abi.KindExecute, Status: "pending", RawInput: raw},
+		Options: []abi.Option{
+			{OptionID: "approved", Name: "Yes, proceed", Kind: abi.OptionAllowOnce},
+			{OptionID: "approved-execpolicy-amendment", Name: "Yes, and don't ask again for commands that start with `" + script + "`", Kind: abi.OptionAllowAlways, Durable: true},
+			{OptionID: "abort", Name: "No, and tell Codex what to do differently", Kind: abi.OptionRejectOnce},
+		},
+		Shell: shell,
 	}
 }
 
@@ -356,14 +328,13 @@ func codexPatch(path string) abi.Request {
 	}
 }
 
-// parsed is a shell analysis of simple commands, one per argv.
-func parsed(source string, argvs ...[]string) *abi.Shell {
-	s := &abi.Shell{Source: source, Parsed: true}
-	for _, a := range argvs {
-		s.Commands = append(s.Commands, abi.Command{Argv: a})
-	}
-	return s
+// parsedShell is what the shell analysis gives for a script of plain
+// commands; tests write the commands by hand.
+func parsedShell(source string, cmds ...abi.Command) *abi.Shell {
+	return &abi.Shell{Source: source, Parsed: true, Commands: cmds}
 }
+
+func argv(words ...string) abi.Command { return abi.Command{Argv: words} }
 
 func withConfig(r abi.Request, config string) abi.Request {
 	r.Config = json.RawMessage(config)
@@ -379,4 +350,52 @@ func withKind(r abi.Request, kind, toolName string) abi.Request {
 func chosen(d abi.Decision, options []abi.Option) string {
 	o, _ := d.Option(options)
 	return o.OptionID
+}
+
+type pluginCase struct {
+	name string
+	req  abi.Request
+	// want is the outcome; optionID the option the host then answers with
+	// ("" for none); reason a substring of the reason.
+	want     abi.Outcome
+	optionID string
+	reason   string
+	// failure, when set, is the failure kind expected instead of a decision.
+	failure host.Kind
+}
+
+// runCases decides each case with p. Besides the case's own expectations,
+// every reason must be fit to show a person (no control characters, at
+// most 600 bytes) and no answer may pick a durable option.
+func runCases(t *testing.T, p *host.Plugin, cases []pluginCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := p.Decide(context.Background(), tc.req)
+			if tc.failure != "" {
+				if host.KindOf(err) != tc.failure {
+					t.Fatalf("decision %+v, err %v; want a %s failure", d, err, tc.failure)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Outcome != tc.want {
+				t.Fatalf("outcome %q (reason %q), want %q", d.Outcome, d.Reason, tc.want)
+			}
+			if got := chosen(d, tc.req.Options); got != tc.optionID {
+				t.Errorf("answers option %q, want %q", got, tc.optionID)
+			}
+			if !strings.Contains(d.Reason, tc.reason) {
+				t.Errorf("reason %q does not contain %q", d.Reason, tc.reason)
+			}
+			if strings.ContainsFunc(d.Reason, unicode.IsControl) || len(d.Reason) > 600 {
+				t.Errorf("reason unfit to show: %q", d.Reason)
+			}
+			if o, ok := d.Option(tc.req.Options); ok && o.Durable {
+				t.Errorf("picked the durable option %q", o.OptionID)
+			}
+		})
+	}
 }
