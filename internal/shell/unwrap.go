@@ -197,6 +197,15 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 			a.cmds[i].Redirects = append(a.cmds[i].Redirects, redirs...)
 		}
 	}
+	// innerScript records what a wrapper's script runs, one level deeper,
+	// with the assignments the wrapper adds.
+	innerScript := func(wrapper, script string, lang syntax.LangVariant, assigns []abi.Assignment) {
+		inner(words, wrapper, func(g frame) {
+			g = g.assigning(assigns)
+			g.depth++
+			a.script(script, g, lang)
+		})
+	}
 	for {
 		if words[0].dyn {
 			emitAs(words, f)
@@ -204,13 +213,21 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 		}
 		name := path.Base(words[0].text)
 		args := words[1:]
+		// parse reads the wrapper's options; when it cannot, it records why
+		// and the words stand as the command.
+		parse := func(spec options) ([]word, map[string]word, bool) {
+			rest, seen, err := spec.parse(args)
+			if err != nil {
+				a.fail(name + ": " + err.Error())
+				emitAs(words, f)
+			}
+			return rest, seen, err == nil
+		}
 		var spec options
 		switch name {
 		case "env":
-			rest, seen, err := envOptions.parse(args)
-			if err != nil {
-				a.fail("env: " + err.Error())
-				emitAs(words, f)
+			rest, seen, ok := parse(envOptions)
+			if !ok {
 				return
 			}
 			if _, ok := seen["S"]; ok {
@@ -218,12 +235,7 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 			} else if _, ok := seen["split-string"]; ok {
 				a.fail("env --split-string splits a string into a command")
 			}
-			var assigns []abi.Assignment
-			for len(rest) > 0 && !rest[0].dyn && isAssignment(rest[0].text) {
-				n, v, _ := strings.Cut(rest[0].text, "=")
-				assigns = append(assigns, abi.Assignment{Name: n, Value: v})
-				rest = rest[1:]
-			}
+			assigns, rest := leadingAssignments(rest)
 			if len(rest) == 0 {
 				emitAs(words, f)
 				return
@@ -233,7 +245,7 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 				dir, hasDir = d, true
 			}
 			inner(words, "env", func(g frame) {
-				g.assigns = append(g.assigns[:len(g.assigns):len(g.assigns)], assigns...)
+				g = g.assigning(assigns)
 				if hasDir {
 					a.cd(dir)
 				}
@@ -241,7 +253,11 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 			})
 			return
 		case "bash", "sh", "dash", "ash", "zsh", "ksh", "mksh":
-			a.shell(name, words, args, redirs, stdin, f, emitAs, inner)
+			rest, seen, ok := parse(shellOptions)
+			if !ok {
+				return
+			}
+			a.shell(name, words, rest, seen, stdin, f, emitAs, innerScript)
 			return
 		case "eval":
 			script, ok := joinLiteral(args)
@@ -250,20 +266,15 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 				emitAs(words, f)
 				return
 			}
-			inner(words, "eval", func(g frame) {
-				g.depth++
-				a.script(script, g, syntax.LangBash)
-			})
+			innerScript("eval", script, syntax.LangBash, nil)
 			return
 		case "sudo", "doas":
 			spec := sudoOptions
 			if name == "doas" {
 				spec = doasOptions
 			}
-			rest, seen, err := spec.parse(args)
-			if err != nil {
-				a.fail(name + ": " + err.Error())
-				emitAs(words, f)
+			rest, seen, ok := parse(spec)
+			if !ok {
 				return
 			}
 			_, edit := seen["e"]
@@ -272,12 +283,7 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 				emitAs(words, f)
 				return
 			}
-			var assigns []abi.Assignment
-			for len(rest) > 0 && !rest[0].dyn && isAssignment(rest[0].text) {
-				n, v, _ := strings.Cut(rest[0].text, "=")
-				assigns = append(assigns, abi.Assignment{Name: n, Value: v})
-				rest = rest[1:]
-			}
+			assigns, rest := leadingAssignments(rest)
 			if len(rest) == 0 {
 				emitAs(words, f)
 				return
@@ -292,23 +298,16 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 					emitAs(words, f)
 					return
 				}
-				inner(words, name, func(g frame) {
-					g.assigns = append(g.assigns[:len(g.assigns):len(g.assigns)], assigns...)
-					g.depth++
-					a.script(script, g, syntax.LangBash)
-				})
+				innerScript(name, script, syntax.LangBash, assigns)
 				return
 			}
 			inner(words, name, func(g frame) {
-				g.assigns = append(g.assigns[:len(g.assigns):len(g.assigns)], assigns...)
-				a.command(rest, nil, stdin, g)
+				a.command(rest, nil, stdin, g.assigning(assigns))
 			})
 			return
 		case "watch":
-			rest, seen, err := watchOptions.parse(args)
-			if err != nil {
-				a.fail("watch: " + err.Error())
-				emitAs(words, f)
+			rest, seen, ok := parse(watchOptions)
+			if !ok {
 				return
 			}
 			if len(rest) == 0 {
@@ -327,17 +326,14 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 				emitAs(words, f)
 				return
 			}
-			inner(words, "watch", func(g frame) {
-				g.depth++
-				a.script(script, g, syntax.LangBash)
-			})
+			innerScript("watch", script, syntax.LangBash, nil)
 			return
 		case "flock":
-			rest, _, err := flockOptions.parse(args)
-			if err != nil || len(rest) < 2 {
-				if err != nil {
-					a.fail("flock: " + err.Error())
-				}
+			rest, _, ok := parse(flockOptions)
+			if !ok {
+				return
+			}
+			if len(rest) < 2 {
 				emitAs(words, f)
 				return
 			}
@@ -348,20 +344,14 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 					emitAs(words, f)
 					return
 				}
-				script := rest[1].text
-				inner(words, "flock", func(g frame) {
-					g.depth++
-					a.script(script, g, syntax.LangBash)
-				})
+				innerScript("flock", rest[1].text, syntax.LangBash, nil)
 				return
 			}
 			inner(words, "flock", func(g frame) { a.command(rest, nil, stdin, g) })
 			return
 		case "xargs":
-			rest, _, err := xargsOptions.parse(args)
-			if err != nil {
-				a.fail("xargs: " + err.Error())
-				emitAs(words, f)
+			rest, _, ok := parse(xargsOptions)
+			if !ok {
 				return
 			}
 			if len(rest) == 0 {
@@ -373,14 +363,14 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 			})
 			return
 		case "command":
-			rest, seen, err := commandOptions.parse(args)
+			rest, seen, ok := parse(commandOptions)
+			if !ok {
+				return
+			}
 			_, v := seen["v"]
 			_, bigV := seen["V"]
-			if err != nil || v || bigV || len(rest) == 0 {
+			if v || bigV || len(rest) == 0 {
 				// command -v and -V look a name up; they run nothing.
-				if err != nil {
-					a.fail("command: " + err.Error())
-				}
 				emitAs(words, f)
 				return
 			}
@@ -388,10 +378,8 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 			f = f.wrapped(name)
 			continue
 		case "timeout":
-			rest, _, err := timeoutOptions.parse(args)
-			if err != nil {
-				a.fail("timeout: " + err.Error())
-				emitAs(words, f)
+			rest, _, ok := parse(timeoutOptions)
+			if !ok {
 				return
 			}
 			if len(rest) < 2 {
@@ -402,10 +390,8 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 			f = f.wrapped(name)
 			continue
 		case "time":
-			rest, seen, err := timeOptions.parse(args)
-			if err != nil {
-				a.fail("time: " + err.Error())
-				emitAs(words, f)
+			rest, seen, ok := parse(timeOptions)
+			if !ok {
 				return
 			}
 			for _, k := range []string{"o", "output"} {
@@ -438,10 +424,8 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 			emitAs(words, f)
 			return
 		}
-		rest, _, err := spec.parse(args)
-		if err != nil {
-			a.fail(name + ": " + err.Error())
-			emitAs(words, f)
+		rest, _, ok := parse(spec)
+		if !ok {
 			return
 		}
 		if len(rest) == 0 {
@@ -455,14 +439,9 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 
 // shell handles bash, sh, zsh... with -c SCRIPT, a script file, or a
 // script read from a here-document.
-func (a *analyzer) shell(name string, words, args []word, redirs []abi.Redirect, stdin *word, f frame,
-	emitAs func([]word, frame), inner func([]word, string, func(frame))) {
-	rest, seen, err := shellOptions.parse(args)
-	if err != nil {
-		a.fail(name + ": " + err.Error())
-		emitAs(words, f)
-		return
-	}
+// rest and seen are what follows the shell's options, and the options.
+func (a *analyzer) shell(name string, words, rest []word, seen map[string]word, stdin *word, f frame,
+	emitAs func([]word, frame), innerScript func(string, string, syntax.LangVariant, []abi.Assignment)) {
 	dialect := shells[name]
 	var script word
 	switch _, c := seen["c"]; {
@@ -489,10 +468,7 @@ func (a *analyzer) shell(name string, words, args []word, redirs []abi.Redirect,
 	if dialect.reason != "" {
 		a.fail(dialect.reason)
 	}
-	inner(words, name, func(g frame) {
-		g.depth++
-		a.script(script.text, g, dialect.lang)
-	})
+	innerScript(name, script.text, dialect.lang, nil)
 }
 
 // after looks at a recorded command for effects beyond its argv: cd,
@@ -613,6 +589,18 @@ func (a *analyzer) cd(w word) {
 // lose forgets the directory: relative writes after it are unknown.
 func (a *analyzer) lose() {
 	a.dirKnown, a.dirLost = false, true
+}
+
+// leadingAssignments splits the NAME=value words at the start of ws (env
+// and sudo read them as the command's environment) from the rest.
+func leadingAssignments(ws []word) ([]abi.Assignment, []word) {
+	var assigns []abi.Assignment
+	for len(ws) > 0 && !ws[0].dyn && isAssignment(ws[0].text) {
+		n, v, _ := strings.Cut(ws[0].text, "=")
+		assigns = append(assigns, abi.Assignment{Name: n, Value: v})
+		ws = ws[1:]
+	}
+	return assigns, ws
 }
 
 func isAssignment(s string) bool {

@@ -52,6 +52,13 @@ func (f frame) wrapped(wrapper string) frame {
 	return f
 }
 
+// assigning returns the frame of a command run with assigns added to its
+// environment.
+func (f frame) assigning(assigns []abi.Assignment) frame {
+	f.assigns = append(f.assigns[:len(f.assigns):len(f.assigns)], assigns...)
+	return f
+}
+
 // word is one resolved argument.
 type word struct {
 	text string
@@ -337,8 +344,7 @@ func (a *analyzer) call(ce *syntax.CallExpr, redirs []abi.Redirect, stdin *word,
 	for _, w := range ce.Args {
 		words = append(words, a.word(w, f))
 	}
-	f.assigns = append(f.assigns[:len(f.assigns):len(f.assigns)], assigns...)
-	a.command(words, redirs, stdin, f)
+	a.command(words, redirs, stdin, f.assigning(assigns))
 }
 
 // emit records one command with what its frame gives it.
