@@ -507,3 +507,50 @@ func TestErrorFormat(t *testing.T) {
 	assert.Equal(t, KindTimeout, KindOf(wrapped))
 	assert.Equal(t, Kind(""), KindOf(errors.New("other")))
 }
+
+// TestMaxLive: a burst of runaway calls never makes more than maxLive
+// instances exist at once (abandoned ones included), and every caller
+// gets its answer, the guest's timeout or no instance within the deadline.
+// The burst saturates the CPU by design, so the wall time is only checked
+// against hangs (a waiter nobody wakes); the worst overshoot is logged.
+func TestMaxLive(t *testing.T) {
+	const timeout = 20 * time.Millisecond
+	p := load(t, "echo", Options{PoolSize: 1, Limits: sandbox.Limits{Timeout: timeout}})
+	n := 3 * p.maxLive
+	var most int
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			p.mu.Lock()
+			most = max(most, p.live)
+			p.mu.Unlock()
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Microsecond):
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	walls := make([]time.Duration, n)
+	for i := range n {
+		wg.Go(func() {
+			start := time.Now()
+			_, err := p.Decide(context.Background(), request("SPIN!"))
+			walls[i] = time.Since(start)
+			assert.Equal(t, KindTimeout, KindOf(err), "%v", err)
+			assert.Less(t, walls[i], timeout+time.Second)
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-sampled
+	t.Logf("%d runaway calls at once: at most %d instances alive (cap %d); slowest returned %v after its deadline",
+		n, most, p.maxLive, slices.Max(walls)-timeout)
+	assert.LessOrEqual(t, most, p.maxLive)
+	d, err := p.Decide(context.Background(), request("after"))
+	require.NoError(t, err, "the plugin recovers once the runaways are stopped")
+	assert.Equal(t, "after", d.Reason)
+}

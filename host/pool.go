@@ -324,6 +324,9 @@ func (inst *instance) warmUp(ctx context.Context) bool {
 	inst.begin(false)
 	inst.warming = true
 	_, e := inst.run(ctx, inst.decide, p.initBudget)
+	if inst.abandoned.Load() {
+		return false // its guest may still log: leave warming alone
+	}
 	inst.warming = false
 	return e == nil || e.Kind == KindPluginError || e.Kind == KindBadOutput
 }
