@@ -121,8 +121,9 @@ func CanonicalSHA256(raw json.RawMessage) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// pluginsOf turns the chain's votes into log records.
-func pluginsOf(votes []host.Vote) []LogPlugin {
+// LogPlugins turns a chain's votes into log records, for every writer of
+// decision log entries (the proxy, run, and the leader's own log).
+func LogPlugins(votes []host.Vote) []LogPlugin {
 	out := make([]LogPlugin, 0, len(votes))
 	for _, v := range votes {
 		p := LogPlugin{
@@ -142,6 +143,9 @@ func pluginsOf(votes []host.Vote) []LogPlugin {
 	}
 	return out
 }
+
+// pluginsOf is LogPlugins under the name headless.go still calls.
+func pluginsOf(votes []host.Vote) []LogPlugin { return LogPlugins(votes) }
 
 // entryFor starts a log entry for a request.
 func entryFor(req abi.Request, via, strategy string, start time.Time) LogEntry {

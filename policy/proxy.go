@@ -64,7 +64,7 @@ func (h proxyHandler) RequestPermission(ctx context.Context, pr *acp.PermissionR
 // decided, as a tool_call_update in order before anything later about the
 // call.
 func (h proxyHandler) answer(pr *acp.PermissionRequest, req abi.Request, v host.Verdict, c acp.Client, entry LogEntry) decision {
-	entry.Plugins = pluginsOf(v.Votes)
+	entry.Plugins = LogPlugins(v.Votes)
 	entry.DecidedBy, entry.Reason, entry.Fallback = v.DecidedBy, v.Reason, v.Fallback
 	d := decision{entry: entry}
 	h.setAnswer(&d, req, v.OptionID, v.Outcome == abi.OutcomeCancel)
@@ -261,7 +261,7 @@ func offeredIn(opts []abi.Option, id string) bool {
 // person puts the request to the person in the editor and checks the answer
 // against the options shown.
 func (h proxyHandler) person(ctx context.Context, pr *acp.PermissionRequest, req abi.Request, v host.Verdict, c acp.Client, entry LogEntry) decision {
-	entry.Plugins = pluginsOf(v.Votes)
+	entry.Plugins = LogPlugins(v.Votes)
 	entry.Fallback, entry.Reason = v.Fallback, v.Reason
 	d := decision{entry: entry}
 	shown := shownOptions(req, v)
@@ -400,7 +400,7 @@ func (h proxyHandler) race(ctx context.Context, pr *acp.PermissionRequest, req a
 			// Undecided: the person's answer stands, checked against what
 			// the fallback or an admin ask would have offered.
 			shown = shownOptions(req, v)
-			entry.Plugins, entry.Fallback, entry.Reason = pluginsOf(v.Votes), v.Fallback, v.Reason
+			entry.Plugins, entry.Fallback, entry.Reason = LogPlugins(v.Votes), v.Fallback, v.Reason
 		case a := <-answers:
 			stopPlugins()
 			d := h.personAnswered(ctx, req, shown, a.ans, a.err, decision{entry: entry})

@@ -220,7 +220,7 @@ func leaderEntry(r leader.Record, strategy string) policy.LogEntry {
 		}
 	}
 	if v, ok := r.Detail.(host.Verdict); ok {
-		e.Plugins = logPlugins(v.Votes)
+		e.Plugins = policy.LogPlugins(v.Votes)
 		e.Fallback = v.Fallback
 	}
 	if e.DecidedBy == "" {
@@ -242,20 +242,4 @@ func leaderEntry(r leader.Record, strategy string) policy.LogEntry {
 		e.Reason += " (for " + who + ")"
 	}
 	return e
-}
-
-// logPlugins records the leader's plugins' votes.
-func logPlugins(votes []host.Vote) []policy.LogPlugin {
-	out := make([]policy.LogPlugin, 0, len(votes))
-	for _, v := range votes {
-		p := policy.LogPlugin{Name: v.Plugin, Version: v.Version, SHA256: v.SHA256, Layer: v.Layer, Policy: string(v.Policy),
-			Enforced: v.Enforced, Skipped: v.Skipped, DurationUs: v.Duration.Microseconds()}
-		if v.Err != nil {
-			p.Failure = &policy.LogFailure{Kind: string(host.KindOf(v.Err)), Message: v.Err.Error()}
-		} else if v.Skipped == "" {
-			p.Outcome, p.Scope, p.OptionID, p.Reason = string(v.Decision.Outcome), string(v.Decision.Scope), v.Decision.OptionID, v.Decision.Reason
-		}
-		out = append(out, p)
-	}
-	return out
 }
