@@ -13,6 +13,13 @@
 // one arena per instance that is reused from call to call. RATIONALE.md
 // explains the choice.
 //
+// Instances are made ready ahead of need by a background goroutine (the
+// module instantiated, its _initialize run and, for such modules, one
+// warm-up decision, under a budget of max(10×Timeout, 5 s)), so that a
+// decision almost never pays for them; a decision waits for a free instance
+// at most until its deadline. Each instance's linear memory is a mapping of
+// the memory limit, so growing it never copies.
+//
 // Every failure is an [*Error] whose [Kind] says what went wrong; an instance
 // that failed in any way is discarded, never reused.
 package host

@@ -394,7 +394,9 @@ func (p *Plugin) call(ctx context.Context, start time.Time, req *abi.Request, lo
 		return abi.Decision{}, p.fail(KindTimeout, fmt.Errorf("no instance was ready within the %v deadline", p.limits.Timeout))
 	}
 	d, e := p.decideOn(ctx, inst, req, logs, budget)
-	p.release(inst, e == nil)
+	// An instance is replaced after any failure of the plugin; a request
+	// too large to send never reached it.
+	p.release(inst, e == nil || e.Kind == KindInputTooLarge)
 	return d, e
 }
 

@@ -554,3 +554,15 @@ func TestMaxLive(t *testing.T) {
 	require.NoError(t, err, "the plugin recovers once the runaways are stopped")
 	assert.Equal(t, "after", d.Reason)
 }
+
+// TestInputTooLargeKeepsInstance: a request over MaxInput is refused
+// before the plugin runs, so its instance is not replaced.
+func TestInputTooLargeKeepsInstance(t *testing.T) {
+	p := load(t, "echo", Options{PoolSize: 1, Limits: sandbox.Limits{MaxInput: 1000}})
+	before, _ := settled(t, p)
+	_, err := p.Decide(context.Background(), request(strings.Repeat("x", 2000)))
+	requireKind(t, err, KindInputTooLarge)
+	after, live := settled(t, p)
+	assert.ElementsMatch(t, before, after)
+	assert.Equal(t, len(before), live)
+}
