@@ -89,18 +89,21 @@ func setFirst(m map[string]int, k string, n int) {
 }
 
 // keyEnd returns the index of the '=' ending the key of a key/value line.
-func keyEnd(line string) int {
+func keyEnd(line string) int { return unquotedIndex(line, '=') }
+
+// unquotedIndex returns the index of the first c in s outside a '...' or
+// "..." quote, or -1.
+func unquotedIndex(s string, c byte) int {
 	quote := byte(0)
-	for i := 0; i < len(line); i++ {
-		c := line[i]
+	for i := 0; i < len(s); i++ {
 		switch {
 		case quote != 0:
-			if c == quote {
+			if s[i] == quote {
 				quote = 0
 			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '=':
+		case s[i] == '"' || s[i] == '\'':
+			quote = s[i]
+		case s[i] == c:
 			return i
 		}
 	}
@@ -121,23 +124,14 @@ func normalizeKey(k string) string {
 
 func splitDotted(k string) []string {
 	var parts []string
-	quote := byte(0)
-	start := 0
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '.':
-			parts = append(parts, k[start:i])
-			start = i + 1
+	for {
+		i := unquotedIndex(k, '.')
+		if i < 0 {
+			return append(parts, k)
 		}
+		parts = append(parts, k[:i])
+		k = k[i+1:]
 	}
-	return append(parts, k[start:])
 }
 
 func stripComment(line string) string {
