@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,25 +33,14 @@ type evalOutput struct {
 // stderr and wall time.
 func runEval(t *testing.T, args ...string) (int, evalOutput, string, time.Duration) {
 	t.Helper()
-	cmd := exec.Command(permhostBin, append([]string{"eval", "--cache-dir", "off"}, args...)...)
-	cmd.Stdin = strings.NewReader(evalRequest)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
+	code, stdout, stderr := runPermhostIn(t, "", strings.NewReader(evalRequest), append([]string{"eval", "--cache-dir", "off"}, args...)...)
 	wall := time.Since(start)
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
 	var out evalOutput
-	if stdout.Len() > 0 {
-		require.NoError(t, json.Unmarshal(stdout.Bytes(), &out), "stdout: %s", stdout.String())
+	if stdout != "" {
+		require.NoError(t, json.Unmarshal([]byte(stdout), &out), "stdout: %s", stdout)
 	}
-	return code, out, stderr.String(), wall
+	return code, out, stderr, wall
 }
 
 func fixture(name string) string {

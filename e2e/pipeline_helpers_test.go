@@ -809,6 +809,16 @@ func editorAnswer(id json.RawMessage, optionID string) []byte {
 	return fmt.Appendf(nil, `{"result": {"outcome": {"optionId": %q, "outcome": "selected"}, "_meta": {"editor": "e2e"}}, "id": %s, "jsonrpc": "2.0"}`, optionID, id)
 }
 
+// allowOnceAnswers is an editor's answer to each of perms, by request id:
+// the request's allow_once option.
+func allowOnceAnswers(perms []permRequest) map[string][]byte {
+	answers := map[string][]byte{}
+	for _, p := range perms {
+		answers[string(p.id)] = editorAnswer(p.id, p.optionOfKind("allow_once"))
+	}
+	return answers
+}
+
 // sameJSON reports whether a and b are the same JSON value (permhost's own
 // lines need not keep any particular key order).
 func sameJSON(a, b string) bool {

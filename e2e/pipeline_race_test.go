@@ -72,10 +72,7 @@ func TestPipelineRacePersonWins(t *testing.T) {
 			const pluginDelay = 5 * time.Second
 			cfg, log := writeConfig(t, "race", scripted("slow-reject", rejectDecision, int(pluginDelay/time.Millisecond), "20s"))
 			perms := permRequests(t, tr)
-			answers := map[string][]byte{}
-			for _, p := range perms {
-				answers[string(p.id)] = editorAnswer(p.id, p.optionOfKind("allow_once"))
-			}
+			answers := allowOnceAnswers(perms)
 			r := startPipeline(t, cfg, log, tr, func(m *wireMsg) []byte { return answers[string(m.ID)] })
 			checkPromptEnd(t, tr, r.client.playRequests(tr))
 			entries := r.decisions(len(perms))

@@ -2,11 +2,9 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/permhost/permhost/internal/acptest"
 )
@@ -16,32 +14,7 @@ import (
 func startSDKPipeline(t *testing.T, cfg string, answer func(s *sdkSession, req *acptest.Message) any) *sdkSession {
 	t.Helper()
 	argv := append([]string{permhostBin, "proxy", "--log-level", "debug", "--shutdown-grace", "2s", "--config", cfg, "--"}, acptest.SDKAgent(t)...)
-	s := &sdkSession{t: t, proc: acptest.Start(t, argv...), perms: make(chan *acptest.Message, 4)}
-	s.conn = acptest.NewConn(s.proc.Stdout, s.proc.Stdin, func(ctx context.Context, req *acptest.Message) (any, error) {
-		if req.Method != "session/request_permission" {
-			return nil, &acptest.RPCError{Code: -32601, Message: "method not found: " + req.Method}
-		}
-		s.perms <- req
-		return answer(s, req), nil
-	})
-	t.Cleanup(func() { s.conn.Close() })
-	ctx := s.ctx(30 * time.Second)
-	if _, err := s.conn.Call(ctx, "initialize", json.RawMessage(
-		`{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false},"clientInfo":{"name":"permhost-e2e","version":"0.0.0"}}`)); err != nil {
-		s.fatalf("initialize: %v", err)
-	}
-	res, err := s.conn.Call(ctx, "session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})
-	if err != nil {
-		s.fatalf("session/new: %v", err)
-	}
-	var sess struct {
-		SessionID string `json:"sessionId"`
-	}
-	if err := json.Unmarshal(res, &sess); err != nil || sess.SessionID == "" {
-		s.fatalf("session/new result %s: no sessionId (%v)", res, err)
-	}
-	s.id = sess.SessionID
-	return s
+	return openSDKSession(t, argv, answer)
 }
 
 // readDecisions reads a decision log once it has n lines.

@@ -109,10 +109,7 @@ func TestPipelineAbstainingPlugin(t *testing.T) {
 			t.Parallel()
 			cfg, log := writeConfig(t, "sequential", pluginSpec{name: "good", path: wasmFixture("good"), timeout: "2s", policy: "closed"})
 			perms := permRequests(t, tr)
-			answers := map[string][]byte{}
-			for _, p := range perms {
-				answers[string(p.id)] = editorAnswer(p.id, p.optionOfKind("allow_once"))
-			}
+			answers := allowOnceAnswers(perms)
 			r := startPipeline(t, cfg, log, tr, func(m *wireMsg) []byte { return answers[string(m.ID)] })
 			checkPromptEnd(t, tr, r.client.playRequests(tr))
 			entries := r.decisions(len(perms))
@@ -157,10 +154,7 @@ func TestPipelineFailurePolicies(t *testing.T) {
 			}
 			cfg, log := writeConfig(t, "sequential", pluginSpec{name: "trap", path: wasmFixture("unreachable"), timeout: "2s", policy: tc.policy})
 			perms := permRequests(t, tr)
-			answers := map[string][]byte{}
-			for _, p := range perms {
-				answers[string(p.id)] = editorAnswer(p.id, p.optionOfKind("allow_once"))
-			}
+			answers := allowOnceAnswers(perms)
 			r := startPipeline(t, cfg, log, tr, func(m *wireMsg) []byte { return answers[string(m.ID)] })
 			checkPromptEnd(t, tr, r.client.playRequests(tr))
 			entries := r.decisions(len(perms))

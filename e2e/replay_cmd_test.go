@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,18 +28,7 @@ func TestReplayCommandGolden(t *testing.T) {
 	config := filepath.Join(repoRoot, "examples", "permhost.toml")
 	replay := func(extra ...string) (int, string, string) {
 		args := append([]string{"replay", "--config", config, "--cache-dir", "off"}, extra...)
-		cmd := exec.Command(permhostBin, append(args, names...)...)
-		cmd.Dir = dir
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, out.String(), errOut.String()
+		return runPermhostIn(t, dir, nil, append(args, names...)...)
 	}
 	code, out, errOut := replay()
 	if code != 0 {

@@ -27,22 +27,7 @@ func TestReplayTranscripts(t *testing.T) {
 		}
 		t.Run(tr.Name, func(t *testing.T) {
 			t.Parallel()
-			argv := append([]string{permhostBin, "proxy", "--log-level", "debug", "--"}, acptest.FakeAgent(t, path)...)
-			proxy := acptest.Start(t, argv...)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			client := &acptest.Player{Side: acptest.Client, LineTimeout: 10 * time.Second, CloseAfterScript: true}
-			if err := client.Play(ctx, tr, proxy.Stdout, proxy.Stdin); err != nil {
-				t.Fatalf("client side: %v\npermhost and agent stderr:\n%s", err, proxy.Stderr())
-			}
-			// The client hung up after the last line; the fake agent then sees
-			// its stdin close, checks nothing more arrived and exits 0, and the
-			// proxy exits with the agent's status.
-			code, err := proxy.Wait(15 * time.Second)
-			if err != nil || code != 0 {
-				t.Fatalf("permhost proxy exit %d, %v (a non-zero status means the fake agent saw a difference)\nstderr:\n%s",
-					code, err, proxy.Stderr())
-			}
+			playThroughProxy(t, tr, path)
 		})
 	}
 }
@@ -71,7 +56,15 @@ func TestReplayAnswerThenNextLine(t *testing.T) {
 		c2a(fmt.Sprintf(`{"jsonrpc":"2.0","method":"_vendor/ping","params":{"n":%d}}`, i))
 		a2c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"stopReason":"end_turn"}}`, i+2))
 	}
-	argv := append([]string{permhostBin, "proxy", "--log-level", "debug", "--"}, acptest.FakeAgent(t, acptest.WriteTranscript(t, tr))...)
+	playThroughProxy(t, tr, acptest.WriteTranscript(t, tr))
+}
+
+// playThroughProxy plays tr through `permhost proxy -- fakeagent path`
+// (path holds tr): this test is the client, the fake agent plays the agent
+// side, and each checks it receives exactly the recorded bytes.
+func playThroughProxy(t *testing.T, tr *acptest.Transcript, path string) {
+	t.Helper()
+	argv := append([]string{permhostBin, "proxy", "--log-level", "debug", "--"}, acptest.FakeAgent(t, path)...)
 	proxy := acptest.Start(t, argv...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -79,6 +72,9 @@ func TestReplayAnswerThenNextLine(t *testing.T) {
 	if err := client.Play(ctx, tr, proxy.Stdout, proxy.Stdin); err != nil {
 		t.Fatalf("client side: %v\npermhost and agent stderr:\n%s", err, proxy.Stderr())
 	}
+	// The client hung up after the last line; the fake agent then sees its
+	// stdin close, checks nothing more arrived and exits 0, and the proxy
+	// exits with the agent's status.
 	if code, err := proxy.Wait(15 * time.Second); err != nil || code != 0 {
 		t.Fatalf("permhost proxy exit %d, %v (a non-zero status means the fake agent saw a difference)\nstderr:\n%s",
 			code, err, proxy.Stderr())

@@ -36,6 +36,14 @@ func startSDK(t *testing.T, viaProxy bool, answer func(s *sdkSession, req *acpte
 	if viaProxy {
 		argv = append([]string{permhostBin, "proxy", "--log-level", "debug", "--shutdown-grace", "2s", "--"}, argv...)
 	}
+	return openSDKSession(t, argv, answer)
+}
+
+// openSDKSession starts argv (the example agent, or permhost in front of
+// it), initializes a session and returns it. answer decides each
+// permission request the client receives.
+func openSDKSession(t *testing.T, argv []string, answer func(s *sdkSession, req *acptest.Message) any) *sdkSession {
+	t.Helper()
 	s := &sdkSession{t: t, proc: acptest.Start(t, argv...), perms: make(chan *acptest.Message, 4)}
 	s.conn = acptest.NewConn(s.proc.Stdout, s.proc.Stdin, func(ctx context.Context, req *acptest.Message) (any, error) {
 		if req.Method != "session/request_permission" {
@@ -70,6 +78,19 @@ func startSDK(t *testing.T, viaProxy bool, answer func(s *sdkSession, req *acpte
 	}
 	s.id = sess.SessionID
 	return s
+}
+
+// cancelThenAnswer is a client that sends session/cancel when asked
+// permission, then answers with answer a little later, as an editor does
+// once its prompt is gone.
+func cancelThenAnswer(answer any) func(*sdkSession, *acptest.Message) any {
+	return func(s *sdkSession, _ *acptest.Message) any {
+		if err := s.conn.Notify("session/cancel", map[string]string{"sessionId": s.id}); err != nil {
+			s.t.Errorf("session/cancel: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		return answer
+	}
 }
 
 func (s *sdkSession) ctx(d time.Duration) context.Context {
@@ -250,14 +271,7 @@ func TestSDKAgentAllow(t *testing.T) {
 func TestSDKAgentSessionCancel(t *testing.T) {
 	t.Parallel()
 	forEachPath(t, func(t *testing.T, viaProxy bool) {
-		s := startSDK(t, viaProxy, func(s *sdkSession, req *acptest.Message) any {
-			if err := s.conn.Notify("session/cancel", map[string]string{"sessionId": s.id}); err != nil {
-				s.t.Errorf("session/cancel: %v", err)
-			}
-			// Answer a little later, as an editor does once its prompt is gone.
-			time.Sleep(200 * time.Millisecond)
-			return cancelled
-		})
+		s := startSDK(t, viaProxy, cancelThenAnswer(cancelled))
 		if got := s.prompt("first"); got != "end_turn" {
 			s.fatalf("stopReason %q, want end_turn", got)
 		}
@@ -283,13 +297,7 @@ func TestSDKAgentSessionCancel(t *testing.T) {
 func TestSDKAgentSelectedAfterCancel(t *testing.T) {
 	t.Parallel()
 	forEachPath(t, func(t *testing.T, viaProxy bool) {
-		s := startSDK(t, viaProxy, func(s *sdkSession, req *acptest.Message) any {
-			if err := s.conn.Notify("session/cancel", map[string]string{"sessionId": s.id}); err != nil {
-				s.t.Errorf("session/cancel: %v", err)
-			}
-			time.Sleep(200 * time.Millisecond)
-			return selectAllow
-		})
+		s := startSDK(t, viaProxy, cancelThenAnswer(selectAllow))
 		stop := s.prompt("first")
 		req := s.permission()
 		checkRequest(s, req)

@@ -1,33 +1,15 @@
 package e2e
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 )
-
-func runPermhost(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	cmd := exec.Command(permhostBin, args...)
-	cmd.Dir = repoRoot
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return code, stdout.String(), stderr.String()
-}
 
 // TestExamplePluginTests runs the test files shipped with every example
 // plugin.
