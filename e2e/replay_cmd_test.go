@@ -27,7 +27,7 @@ func TestReplayCommandGolden(t *testing.T) {
 	}
 	config := filepath.Join(repoRoot, "examples", "permhost.toml")
 	replay := func(extra ...string) (int, string, string) {
-		args := append([]string{"replay", "--config", config, "--cache-dir", "off"}, extra...)
+		args := append([]string{"replay", "--config", config}, extra...)
 		return runPermhostIn(t, dir, nil, append(args, names...)...)
 	}
 	code, out, errOut := replay()

@@ -24,7 +24,7 @@ func TestExamplePluginTests(t *testing.T) {
 		}
 		dirs = append(dirs, dir)
 	}
-	code, out, errOut := runPermhost(t, append([]string{"test", "--cache-dir", t.TempDir()}, dirs...)...)
+	code, out, errOut := runPermhost(t, append([]string{"test"}, dirs...)...)
 	m := regexp.MustCompile(`(?m)^(\d+) passed, 0 failed$`).FindStringSubmatch(out)
 	if code != 0 || m == nil || m[1] == "0" {
 		t.Fatalf("permhost test: exit %d\n%s\n%s", code, out, errOut)
@@ -48,7 +48,7 @@ kind = "read"
 path = "x"
 expect = "abstain"
 `, plan)), 0o644)
-	code, out, _ := runPermhost(t, "test", "--cache-dir", t.TempDir(), file)
+	code, out, _ := runPermhost(t, "test", file)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s", code, out)
 	}
@@ -91,7 +91,7 @@ kind = "execute"
 command = "rm -rf /"
 expect_option = "reject"
 `), 0o644)
-	code, out, errOut := runPermhost(t, "test", "--cache-dir", "off", dir)
+	code, out, errOut := runPermhost(t, "test", dir)
 	if code != 0 || !strings.Contains(out, "1 passed, 0 failed") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
