@@ -128,7 +128,7 @@ func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, 
 	if ctx.Err() != nil {
 		return headlessDecision{decision: decision{entry: entry}, expired: true}
 	}
-	entry.Plugins = pluginsOf(v.Votes)
+	entry.Plugins = LogPlugins(v.Votes)
 	entry.Fallback = v.Fallback
 	d := headlessDecision{decision: decision{entry: entry}}
 	ph := proxyHandler{h.e}

@@ -144,8 +144,6 @@ func LogPlugins(votes []host.Vote) []LogPlugin {
 	return out
 }
 
-// pluginsOf is LogPlugins under the name headless.go still calls.
-func pluginsOf(votes []host.Vote) []LogPlugin { return LogPlugins(votes) }
 
 // entryFor starts a log entry for a request.
 func entryFor(req abi.Request, via, strategy string, start time.Time) LogEntry {
