@@ -144,7 +144,6 @@ func LogPlugins(votes []host.Vote) []LogPlugin {
 	return out
 }
 
-
 // entryFor starts a log entry for a request.
 func entryFor(req abi.Request, via, strategy string, start time.Time) LogEntry {
 	e := LogEntry{
