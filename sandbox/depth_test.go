@@ -41,6 +41,7 @@ func TestCallDepthBalanced(t *testing.T) {
 		// past the bound if tail calls did not leave their frame
 		{"tail_down", []uint64{1_000_000, 0}},
 		{"down", []uint64{5000}},
+		{"down_add", []uint64{5000}},
 		{"heavy", []uint64{1000}},
 		{"bulk", []uint64{100}},
 	}
@@ -63,8 +64,9 @@ func TestCallDepthBalanced(t *testing.T) {
 }
 
 // TestCallDepthBound: a frame counts as 1 + (parameters+locals)/32, the
-// exported function's own frame included, and the first call past the bound
-// fails with ErrCallDepth. Watch resets the depth of a failed instance.
+// exported function's own frame included, a leaf function's not at all, and
+// the first call past the bound fails with ErrCallDepth. Watch resets the
+// depth of a failed instance.
 func TestCallDepthBound(t *testing.T) {
 	const bound = 100
 	tr := newTestRuntimeDepth(t, bound)
@@ -77,6 +79,8 @@ func TestCallDepthBound(t *testing.T) {
 	}{
 		{"down", bound - 1, false}, // bound frames of weight 1
 		{"down", bound, true},
+		{"down_add", bound - 1, false}, // and a leaf on top, uncounted
+		{"down_add", bound, true},
 		{"heavy", bound/3 - 1, false}, // 33 frames of weight 3: 99
 		{"heavy", bound / 3, true},
 		{"down", 10, false}, // the instance is still usable after a failure

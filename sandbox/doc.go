@@ -4,13 +4,13 @@
 //
 // # API
 //
-//	type Limits struct{ MemoryBytes uint64; Timeout time.Duration; MaxOutput, MaxInput, MaxLogBytes int }
+//	type Limits struct{ MemoryBytes uint64; Timeout time.Duration; MaxOutput, MaxInput, MaxLogBytes, MaxCallDepth int }
 //	func DefaultLimits() Limits
 //	func (l Limits) WithDefaults() Limits  // zero fields take the defaults
 //	func (l Limits) Validate() error       // wraps ErrBadLimits, names the field
 //	func (l Limits) MemoryPages() uint32   // MemoryBytes in 64 KiB pages, rounded down
 //
-//	func NewRuntime(ctx context.Context, l Limits, cache wazero.CompilationCache) (wazero.Runtime, error)
+//	func NewRuntime(ctx context.Context, l Limits, cache wazero.CompilationCache) (wazero.Runtime, error) // WASI, HostModule, LimitsModule
 //	func ModuleConfig(stdout, stderr io.Writer) wazero.ModuleConfig
 //	func CompileModule(ctx, r wazero.Runtime, bin []byte) (wazero.CompiledModule, error) // r.CompileModule, wazero panics become errors
 //	func CheckImports(m wazero.CompiledModule) error     // wraps ErrForbiddenImport
@@ -35,6 +35,15 @@
 // instruction units, so a guest polls every few microseconds: the deadline is
 // met within microseconds, without timers and without any goroutine touching
 // the guest from outside.
+//
+// Some instructions cost far more than one unit: memory.grow and table.grow
+// (wazero may copy the whole memory) poll as soon as they return, and bulk
+// memory and table instructions charge the budget by their length.
+//
+// Recursion is bounded separately, because wazero's call stack grows by
+// copying, outside Limits.MemoryBytes, up to 400 MB: every function adds its
+// frame's weight to a depth global on entry and subtracts it on every way out,
+// and a call past Limits.MaxCallDepth fails with ErrCallDepth.
 //
 // A host therefore:
 //

@@ -69,7 +69,9 @@ type Limits struct {
 	// counts as 1 + (parameters+locals)/32, so that functions with
 	// thousands of locals cannot turn the bound into hundreds of megabytes
 	// of wazero's call stack, which lies outside MemoryBytes and grows by
-	// copying. Deeper calls fail with ErrCallDepth. Default 10,000.
+	// copying; a leaf function (one that calls none of the module's
+	// functions) does not count, as it cannot nest further. Deeper calls
+	// fail with ErrCallDepth. Default 10,000.
 	MaxCallDepth int
 }
 

@@ -454,7 +454,9 @@ func classify(b []byte) special {
 //	end
 //
 // Each check charges the instructions of its region (the function, or one
-// iteration of the loop, minus nested loops).
+// iteration of the loop, minus nested loops). Leaf functions, which call
+// none of the module's functions, keep only the budget checks: they cannot
+// nest deeper.
 func (rw *rewriter) body(out []byte, weights []int, b []byte, typ uint32) ([]byte, []int) {
 	r := &reader{b: b}
 	groups := r.count()
@@ -473,7 +475,7 @@ func (rw *rewriter) body(out []byte, weights []int, b []byte, typ uint32) ([]byt
 	weights = append(weights, 0)
 	var frames []int // the region each open frame belongs to
 	cur := 0
-	var hasBulk, hasTry bool
+	var hasBulk, hasTry, calls bool
 	for {
 		start := r.off
 		kind, idx := decodeInstr(r)
@@ -483,6 +485,12 @@ func (rw *rewriter) body(out []byte, weights []int, b []byte, typ uint32) ([]byt
 			hasBulk = true
 		case opTry:
 			hasTry = true
+		}
+		switch b[start] {
+		case 0x10, 0x12: // call, return_call: host functions never call back
+			calls = calls || idx >= rw.importedFuncs
+		case 0x11, 0x13, 0x14, 0x15: // indirect and by reference: may be ours
+			calls = true
 		}
 		switch kind {
 		case kindOpen:
@@ -513,12 +521,14 @@ func (rw *rewriter) body(out []byte, weights []int, b []byte, typ uint32) ([]byt
 emit:
 	// Pass 2: copy, renumber, insert.
 	next := uint64(rw.typeParams[typ]) + locals // index of the first added local
-	f := frameCode{rw: rw, weight: uint32(min(1+next/slotsPerFrame, maxCallDepth+1))}
+	// A leaf function (one that calls none of the module's functions) is
+	// not counted: it cannot nest further, so it adds one frame at most.
+	f := frameCode{rw: rw, counted: calls, weight: uint32(min(1+next/slotsPerFrame, maxCallDepth+1))}
 	extra := uint32(0)
 	if hasBulk && !rw.wide {
 		f.scratch, extra = uint32(next), extra+1
 	}
-	if hasTry {
+	if hasTry && calls {
 		f.saved, f.restores, extra = uint32(next)+extra, true, extra+1
 	}
 	out = appendU32(out, groups+extra)
@@ -529,8 +539,10 @@ emit:
 
 	out = f.enter(out)
 	out = rw.appendCheck(out, weights[0])
-	out = append(out, 0x02)
-	out = rw.appendBlockType(out, typ)
+	if f.counted {
+		out = append(out, 0x02)
+		out = rw.appendBlockType(out, typ)
+	}
 	region := 1
 	r.off = code
 	for !r.eof() {
@@ -561,7 +573,7 @@ emit:
 			out = f.restore(out)
 			out = rw.appendCheck(out, weights[region])
 			region++
-		case kind == kindClose && r.eof(): // the end of the body closes the block
+		case kind == kindClose && r.eof() && f.counted: // the end of the body closes the block
 			out = f.leave(out)
 			out = append(out, 0x0b)
 		case kind == kindClose, op == opCatch:
@@ -596,6 +608,7 @@ func (rw *rewriter) appendBlockType(out []byte, typ uint32) []byte {
 // frameCode emits the depth and bulk-charging code of one function.
 type frameCode struct {
 	rw       *rewriter
+	counted  bool   // the function counts toward the depth (it is not a leaf)
 	weight   uint32 // what a frame of this function adds to the depth
 	scratch  uint32 // an i32 local for bulk lengths, in functions that have them
 	saved    uint32 // an i32 local holding the depth inside this call
@@ -608,6 +621,9 @@ type frameCode struct {
 //	global.get $depth; global.get $max; i32.gt_u; if; call $call_depth_exceeded; end
 //	(global.get $depth; local.set $saved)
 func (f *frameCode) enter(out []byte) []byte {
+	if !f.counted {
+		return out
+	}
 	rw := f.rw
 	out = append(out, 0x23)
 	out = appendU32(out, rw.depth)
@@ -634,6 +650,9 @@ func (f *frameCode) enter(out []byte) []byte {
 // leave appends global.get $depth (local.get $saved); i32.const weight;
 // i32.sub; global.set $depth.
 func (f *frameCode) leave(out []byte) []byte {
+	if !f.counted {
+		return out
+	}
 	if f.restores {
 		out = append(out, 0x20)
 		out = appendU32(out, f.saved)

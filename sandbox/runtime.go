@@ -71,7 +71,8 @@ func pollReason(ctx context.Context, deadline int64) int {
 
 // NewRuntime returns a runtime for plugins under l: wazero's compiler where the
 // platform supports it, memory capped at l.MemoryPages(), compiled code kept
-// in cache (may be nil), WASI and HostModule instantiated.
+// in cache (may be nil), WASI, HostModule and LimitsModule (with
+// l.MaxCallDepth) instantiated.
 //
 // It deliberately does not use WithCloseOnContextDone: instrumentation checks
 // the deadline and the context at every function entry and loop header, which
@@ -105,7 +106,7 @@ func instantiateHostModules(ctx context.Context, r wazero.Runtime, maxCallDepth 
 	}
 	// Made once: the guest calls it only to fail, and then from a stack
 	// thousands of frames deep, where allocating is no help.
-	tooDeep := fmt.Errorf("%w: calls nested deeper than %d frames", ErrCallDepth, maxCallDepth)
+	tooDeep := fmt.Errorf("%w: stack overflow, calls nested deeper than Limits.MaxCallDepth (%d)", ErrCallDepth, maxCallDepth)
 	b := r.NewHostModuleBuilder(HostModule)
 	b.NewFunctionBuilder().
 		WithGoFunction(api.GoFunc(poll), []api.ValueType{api.ValueTypeI64}, []api.ValueType{api.ValueTypeI32}).

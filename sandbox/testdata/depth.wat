@@ -56,6 +56,12 @@
       (then (i32.const 0))
       (else (i32.add (call $down (i32.sub (local.get 0) (i32.const 1))) (i32.const 1)))))
 
+  ;; the same, ending in a call of a leaf function, which does not count
+  (func $down_add (export "down_add") (param i32) (result i32)
+    (if (result i32) (i32.eqz (local.get 0))
+      (then (call $add (i32.const 0) (i32.const 0)))
+      (else (i32.add (call $down_add (i32.sub (local.get 0) (i32.const 1))) (i32.const 1)))))
+
   ;; the same with 63 locals besides the parameter: weight 1 + 64/32 = 3
   (func $heavy (export "heavy") (param i32) (result i32)
     (local i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64)
