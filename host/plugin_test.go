@@ -206,7 +206,7 @@ func TestFailureKinds(t *testing.T) {
 		{fixture: "unreachable", kind: KindTrap},
 		// Generous deadlines: these must end by their own limit (call depth,
 		// memory cap), not by the deadline.
-		{fixture: "deep_recursion", limits: sandbox.Limits{Timeout: time.Minute}, kind: KindTrap, message: "stack overflow"},
+		{fixture: "deep_recursion", limits: sandbox.Limits{Timeout: time.Minute}, kind: KindTrap, message: "call depth exceeded"},
 		{fixture: "memory_grow", limits: sandbox.Limits{Timeout: time.Minute}, kind: KindMemory},
 		{fixture: "memory_grow", limits: sandbox.Limits{MemoryBytes: 1 << 20, Timeout: time.Minute}, kind: KindMemory},
 		{fixture: "huge_output", kind: KindOutputTooLarge},
