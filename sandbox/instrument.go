@@ -79,22 +79,28 @@ type section struct {
 
 // rewriter holds what Instrument learns about a module in its first pass.
 type rewriter struct {
-	types, importedFuncs, definedFuncs, importedGlobals, definedGlobals uint32
-	typeParams                                                          []uint32 // per type: how many parameters
-	typeResults                                                         [][]byte // per type: the encoded result types
-	resultCount                                                         []uint32 // per type: how many results
-	funcTypes                                                           []uint32 // per defined function: its type
+	types, importedFuncs, definedFuncs uint32
+	importedGlobals, definedGlobals    uint32
+
+	typeParams  []uint32 // per type: how many parameters
+	typeResults [][]byte // per type: the encoded result types
+	resultCount []uint32 // per type: how many results
+	funcTypes   []uint32 // per defined function: its type
 	// wide: a memory or table is 64-bit, so a bulk instruction's length may
 	// be an i64; bulk instructions then poll instead of charging by length.
 	wide bool
 
 	// indices of what we add
-	voidType, pollType                      uint32
-	blockTypes                              map[string]uint32 // results -> type [] -> results, for multi-value functions
-	newBlockTypes                           [][]byte          // their result encodings, in index order
-	newBlockCounts                          []uint32
-	pollFunc, depthFunc, slowFunc           uint32
-	maxDepth, budget, stop, deadline, depth uint32
+	voidType, pollType uint32
+	blockTypes         map[string]uint32 // results -> type [] -> results, for multi-value functions
+	newBlockTypes      [][]byte          // their result encodings, in index order
+	newBlockCounts     []uint32
+	pollFunc           uint32
+	depthFunc          uint32
+	slowFunc           uint32
+	maxDepth           uint32 // the imported bound
+	budget, stop       uint32
+	deadline, depth    uint32
 }
 
 // Instrument returns a copy of the WebAssembly binary wasm rewritten so that
@@ -109,7 +115,8 @@ type rewriter struct {
 //   - memory.grow and table.grow poll right after they return, and bulk
 //     memory and table instructions charge the budget by their length and
 //     poll if it ran out: their cost is not one instruction's;
-//   - every function adds its frame's weight (see Limits.MaxCallDepth) to
+//   - every function that calls the module's functions (leaves cannot nest
+//     further) adds its frame's weight (see Limits.MaxCallDepth) to
 //     DepthGlobal on entry and calls HostModule.CallDepthFunction if the
 //     depth exceeds LimitsModule.MaxCallDepthGlobal; it subtracts the weight
 //     again on every way out: its body is wrapped in a block, so that the
