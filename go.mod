@@ -3,19 +3,22 @@ module github.com/permhost/permhost
 go 1.26.0
 
 require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
-	github.com/creack/pty v1.1.24 // indirect
+	github.com/BurntSushi/toml v1.6.0
+	github.com/creack/pty v1.1.24
+	github.com/extism/go-sdk v1.7.1
+	github.com/stretchr/testify v1.12.1
+	github.com/tetratelabs/wazero v1.12.0
+	go.uber.org/goleak v1.3.0
+	golang.org/x/sys v0.47.0
+	mvdan.cc/sh/v3 v3.14.1
+)
+
+require (
 	github.com/dylibso/observe-sdk/go v0.0.0-20240819160327-2d926c5d788a // indirect
-	github.com/extism/go-sdk v1.7.1 // indirect
 	github.com/gobwas/glob v0.2.3 // indirect
 	github.com/ianlancetaylor/demangle v0.0.0-20240805132620-81f5be970eca // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/tetratelabs/wabin v0.0.0-20230304001439-f6f874872834 // indirect
-	github.com/tetratelabs/wazero v1.12.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.3.1 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sys v0.47.0 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect
-	mvdan.cc/sh/v3 v3.14.1 // indirect
 )
