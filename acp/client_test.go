@@ -95,16 +95,6 @@ func (a *scriptedAgent) recv() string {
 	}
 }
 
-// none checks that the client sends nothing for a while.
-func (a *scriptedAgent) none(d time.Duration) {
-	a.t.Helper()
-	select {
-	case l := <-a.in:
-		a.t.Fatalf("unexpected line from the client: %s", l)
-	case <-time.After(d):
-	}
-}
-
 func (a *scriptedAgent) eventsSoFar() []Event {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"strings"
 	"testing"
 	"time"
 )
@@ -145,5 +144,3 @@ func (h *harness) syncBoth() {
 	h.sendAgent(a)
 	expect(h.t, "client marker", h.clientGets(), a)
 }
-
-func lines(s ...string) string { return strings.Join(s, "\n") + "\n" }

@@ -641,7 +641,7 @@ func TestLeaderWorkerFallback(t *testing.T) {
 	lp.cmd.Process.Signal(syscall.SIGKILL)
 	check(w, "leader gone", start)
 
-	lp = startLeader(t, socket, cfg, log)
+	startLeader(t, socket, cfg, log)
 	start = time.Now()
 	check(startLeaderWorker(t, socket, "slow", "make deploy", 2*time.Second, false), "leader timed out", start)
 	if e := leaderLogLines(t, log, 1)[0]; e["outcome"] != "withdrawn" || e["session"] != "sess-slow" {

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -832,13 +831,6 @@ func sameJSON(a, b string) bool {
 // selectedLine is the answer selecting optionID for request id.
 func selectedLine(id json.RawMessage, optionID string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"outcome":{"outcome":"selected","optionId":%q}}}`, id, optionID)
-}
-
-// ctxFor is a context bounded by pipeWait.
-func ctxFor(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), pipeWait)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // loadTranscript loads a shared transcript by name.

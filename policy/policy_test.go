@@ -55,7 +55,6 @@ type fakeClient struct {
 	asked    []json.RawMessage
 	notified []json.RawMessage
 	answer   func(ctx context.Context, params json.RawMessage) (acp.Answer, error)
-	askCtxOK chan error // receives the Ask ctx's error when Ask returns
 }
 
 func (c *fakeClient) Ask(ctx context.Context, params json.RawMessage) (acp.Answer, error) {

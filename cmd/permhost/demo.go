@@ -70,7 +70,8 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		"README.md":    "# demo project\n",
 	} {
 		p := filepath.Join(project, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+		err := os.MkdirAll(filepath.Dir(p), 0o755)
+		if err == nil {
 			err = os.WriteFile(p, []byte(content), 0o644)
 		}
 		if err != nil {

@@ -41,7 +41,7 @@ func (j *journal) relay(src io.Reader, dst *io.PipeWriter) {
 
 // playBoth plays client and agent against each other in process and returns
 // both results and the journal.
-func playBoth(t *testing.T, clientTr, agentTr *Transcript, timeout time.Duration) (clientErr, agentErr error, j *journal) {
+func playBoth(t *testing.T, clientTr, agentTr *Transcript, timeout time.Duration) (j *journal, clientErr, agentErr error) {
 	t.Helper()
 	j = &journal{}
 	c2aR, c2aW := io.Pipe()   // client writes
@@ -66,7 +66,7 @@ func playBoth(t *testing.T, clientTr, agentTr *Transcript, timeout time.Duration
 	c2aW.Close()
 	a2cR2.Close()
 	wg.Wait()
-	return clientErr, agentErr, j
+	return j, clientErr, agentErr
 }
 
 // checkCausality verifies that in the journal every line was sent only
@@ -105,7 +105,7 @@ func TestPlayersReplaySharedTranscripts(t *testing.T) {
 		}
 		t.Run(tr.Name, func(t *testing.T) {
 			t.Parallel()
-			clientErr, agentErr, j := playBoth(t, tr, tr, 5*time.Second)
+			j, clientErr, agentErr := playBoth(t, tr, tr, 5*time.Second)
 			if clientErr != nil || agentErr != nil {
 				t.Fatalf("client: %v\nagent: %v", clientErr, agentErr)
 			}
@@ -202,7 +202,7 @@ func TestPlayerReportsDifferences(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			clientErr, agentErr, _ := playBoth(t, tt.clientTr, tt.agentTr, 300*time.Millisecond)
+			_, clientErr, agentErr := playBoth(t, tt.clientTr, tt.agentTr, 300*time.Millisecond)
 			tt.check(t, clientErr, agentErr)
 		})
 	}
