@@ -46,8 +46,8 @@ func TestMain(m *testing.M) {
 func goModule(t testing.TB) []byte {
 	t.Helper()
 	goWasm.once.Do(func() {
-		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(gobin); err != nil {
+		gobin, err := exec.LookPath("go")
+		if err != nil {
 			goWasm.err = fmt.Errorf("no go toolchain: %w", err)
 			return
 		}
