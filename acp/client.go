@@ -14,7 +14,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 )
 
 // Methods the headless client sends or serves, besides those in permission.go.
@@ -751,7 +750,7 @@ func (c *ClientConn) update(params json.RawMessage) {
 
 // permission starts deciding one agent permission request.
 func (c *ClientConn) permission(d decoded, body []byte) {
-	req := c.permissionRequest(d, body)
+	req := c.state.permissionRequest(d, body)
 	ctx, cancel := context.WithCancel(c.ctx)
 	p := &clientPerm{req: req, key: idKey(req.ID), start: c.now(), ctx: ctx, cancel: cancel}
 	c.mu.Lock()
@@ -787,36 +786,6 @@ func (c *ClientConn) decide(p *clientPerm) (dec PermissionDecision, err error) {
 		}
 	}()
 	return c.opts.Permissions.DecidePermission(p.ctx, p.req)
-}
-
-// permissionRequest builds the handler's view of a request, with the
-// session state and the merged tool call.
-func (c *ClientConn) permissionRequest(d decoded, body []byte) *PermissionRequest {
-	req := &PermissionRequest{ID: d.msg.ID, Line: bytes.Clone(body), Params: d.msg.Params}
-	var params struct {
-		SessionID string             `json:"sessionId"`
-		ToolCall  json.RawMessage    `json:"toolCall"`
-		Options   []PermissionOption `json:"options"`
-		Meta      json.RawMessage    `json:"_meta"`
-	}
-	if err := json.Unmarshal(d.msg.Params, &params); err != nil {
-		req.Suspicious = "params do not decode: " + err.Error()
-	}
-	req.SessionID, req.Options, req.Meta = params.SessionID, params.Options, params.Meta
-	switch {
-	case req.Suspicious != "":
-	case !utf8.Valid(body):
-		req.Suspicious = "invalid UTF-8"
-	default:
-		if k := duplicateKey(body); k != "" {
-			req.Suspicious = "duplicate key " + strconv.Quote(k)
-		}
-	}
-	if len(params.ToolCall) > 0 && params.ToolCall[0] == '{' {
-		req.ToolCall, req.ToolCallID = c.state.mergedToolCall(req.SessionID, params.ToolCall)
-	}
-	req.Session = c.state.info(req.SessionID)
-	return req
 }
 
 // finishPerm answers the agent once and reports the decision.

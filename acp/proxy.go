@@ -694,30 +694,7 @@ func (p *Proxy) agentResponse(d decoded) (forward bool, err error) {
 
 // intercept hands an agent permission request to the handler.
 func (p *Proxy) intercept(d decoded, body []byte) {
-	req := &PermissionRequest{ID: d.msg.ID, Line: bytes.Clone(body), Params: d.msg.Params}
-	var params struct {
-		SessionID string             `json:"sessionId"`
-		ToolCall  json.RawMessage    `json:"toolCall"`
-		Options   []PermissionOption `json:"options"`
-		Meta      json.RawMessage    `json:"_meta"`
-	}
-	if err := json.Unmarshal(d.msg.Params, &params); err != nil {
-		req.Suspicious = "params do not decode: " + err.Error()
-	}
-	req.SessionID, req.Options, req.Meta = params.SessionID, params.Options, params.Meta
-	switch {
-	case req.Suspicious != "":
-	case !utf8.Valid(body):
-		req.Suspicious = "invalid UTF-8"
-	default:
-		if k := duplicateKey(body); k != "" {
-			req.Suspicious = "duplicate key " + strconv.Quote(k)
-		}
-	}
-	if len(params.ToolCall) > 0 && params.ToolCall[0] == '{' {
-		req.ToolCall, req.ToolCallID = p.state.mergedToolCall(req.SessionID, params.ToolCall)
-	}
-	req.Session = p.state.info(req.SessionID)
+	req := p.state.permissionRequest(d, body)
 
 	ctx, cancel := context.WithCancel(p.ctx)
 	pp := &permission{req: req, key: idKey(req.ID), ctx: ctx, cancel: cancel, answers: make(chan Answer, 1), finished: make(chan struct{})}

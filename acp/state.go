@@ -3,7 +3,9 @@ package acp
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"sync"
+	"unicode/utf8"
 )
 
 // Bounds of the per-session state. A session's finished tool calls are
@@ -277,4 +279,36 @@ func (s *state) mergedToolCall(sessionID string, toolCallObj json.RawMessage) (j
 		return nil, ""
 	}
 	return merged, id
+}
+
+// permissionRequest builds a handler's view of an agent's permission
+// request: its decoded params, the session's state and the merged tool
+// call, and why it is suspicious when it is (params that do not decode,
+// invalid UTF-8, a duplicate key).
+func (s *state) permissionRequest(d decoded, body []byte) *PermissionRequest {
+	req := &PermissionRequest{ID: d.msg.ID, Line: bytes.Clone(body), Params: d.msg.Params}
+	var params struct {
+		SessionID string             `json:"sessionId"`
+		ToolCall  json.RawMessage    `json:"toolCall"`
+		Options   []PermissionOption `json:"options"`
+		Meta      json.RawMessage    `json:"_meta"`
+	}
+	if err := json.Unmarshal(d.msg.Params, &params); err != nil {
+		req.Suspicious = "params do not decode: " + err.Error()
+	}
+	req.SessionID, req.Options, req.Meta = params.SessionID, params.Options, params.Meta
+	switch {
+	case req.Suspicious != "":
+	case !utf8.Valid(body):
+		req.Suspicious = "invalid UTF-8"
+	default:
+		if k := duplicateKey(body); k != "" {
+			req.Suspicious = "duplicate key " + strconv.Quote(k)
+		}
+	}
+	if len(params.ToolCall) > 0 && params.ToolCall[0] == '{' {
+		req.ToolCall, req.ToolCallID = s.mergedToolCall(req.SessionID, params.ToolCall)
+	}
+	req.Session = s.info(req.SessionID)
+	return req
 }
