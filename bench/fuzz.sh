@@ -7,7 +7,8 @@
 #	bench/fuzz.sh [FUZZTIME] [TARGET_REGEXP]
 #
 # FUZZTIME defaults to 30s; TARGET_REGEXP (default: every target) filters
-# "dir:FuzzName", e.g. 'acp:|FuzzDecodeDecision'.
+# "dir:FuzzName", e.g. 'acp:|FuzzDecodeDecision'. FUZZFLAGS adds flags to
+# each `go test`, e.g. FUZZFLAGS=-parallel=1 to leave a core free.
 set -u
 fuzztime=${1:-30s}
 filter=${2:-.}
@@ -35,7 +36,7 @@ for t in $targets; do
 	echo "=== fuzz $dir $name for $fuzztime"
 	# Run in the package's directory so that nested modules (plugins/...)
 	# use their own go.mod.
-	if ! (cd "$dir" && go test -run '^$' -fuzz "^$name\$" -fuzztime "$fuzztime" .); then
+	if ! (cd "$dir" && go test ${FUZZFLAGS:-} -run '^$' -fuzz "^$name\$" -fuzztime "$fuzztime" .); then
 		failed="$failed $dir:$name"
 	fi
 done
