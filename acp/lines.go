@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 )
 
 // Buffer sizes of the proxy's readers and writers. Lines that fit in the read
@@ -86,6 +87,13 @@ func (l *lineReader) moreBuffered() bool {
 
 // outWriter serialises whole lines onto one peer's input. The first write
 // error is sticky and reported once to onError; later writes are dropped.
+//
+// Lines are written in the order of the calls, except behind an answer slot
+// (reserve): forwarded lines that come after a slot wait in memory until the
+// slot is filled or released, so that a handler's answer keeps its place in
+// the peer's stream without the forwarding loop waiting for the handler.
+// Messages of permhost's own (message) are not ordered with forwarded lines
+// and never wait.
 type outWriter struct {
 	mu      sync.Mutex
 	bw      *bufio.Writer
@@ -95,37 +103,79 @@ type outWriter struct {
 	// open is true when the last forwarded line had no terminator (a peer's
 	// final line): a message of permhost's own then starts a new line.
 	open bool
+
+	held      []heldLine // forwarded lines and slots waiting behind the first slot
+	heldBytes int
+	drained   sync.Cond // signalled when held shrinks or the writer fails
 }
 
+// maxHeldBytes bounds the forwarded bytes held behind answer slots: past it,
+// forward waits until the slots ahead are filled or released.
+const maxHeldBytes = 16 << 20
+
+// heldLine is a forwarded line (a copy) or an answer slot.
+type heldLine struct {
+	line []byte
+	slot *answerSlot
+}
+
+// answerSlot is a place in an outWriter's stream reserved for a message
+// that is not written yet.
+type answerSlot struct {
+	o      *outWriter
+	timer  *time.Timer
+	state  slotState
+	body   []byte
+	passed bool // no longer held: a later fill is written at once
+}
+
+type slotState uint8
+
+const (
+	slotWaiting slotState = iota
+	slotFilled
+	slotReleased
+)
+
 func newOutWriter(w io.Writer, onError func(error)) *outWriter {
-	return &outWriter{bw: bufio.NewWriterSize(w, writeBufferSize), dst: w, onError: onError}
+	o := &outWriter{bw: bufio.NewWriterSize(w, writeBufferSize), dst: w, onError: onError}
+	o.drained.L = &o.mu
+	return o
 }
 
 // forward writes line (terminator included) and flushes unless more is
-// coming right away.
+// coming right away. Behind an answer slot it keeps a copy instead.
 func (o *outWriter) forward(line []byte, flush bool) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.err != nil {
 		return o.err
 	}
-	_, err := o.bw.Write(line)
-	if len(line) > 0 {
-		o.open = line[len(line)-1] != '\n'
+	if len(o.held) > 0 {
+		o.held = append(o.held, heldLine{line: bytes.Clone(line)})
+		o.heldBytes += len(line)
+		for o.heldBytes > maxHeldBytes && len(o.held) > 0 && o.err == nil {
+			o.drained.Wait()
+		}
+		return o.err
 	}
+	err := o.writeLineLocked(line)
 	if err == nil && flush {
 		err = o.bw.Flush()
 	}
 	return o.fail(err)
 }
 
-// message writes body followed by "\n" and flushes.
-func (o *outWriter) message(body []byte) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.err != nil {
-		return o.err
+func (o *outWriter) writeLineLocked(line []byte) error {
+	_, err := o.bw.Write(line)
+	if len(line) > 0 {
+		o.open = line[len(line)-1] != '\n'
 	}
+	return err
+}
+
+// writeMessageLocked writes body and "\n" on a line of its own.
+func (o *outWriter) writeMessageLocked(body []byte) error {
 	var err error
 	if o.open {
 		err = o.bw.WriteByte('\n')
@@ -137,10 +187,126 @@ func (o *outWriter) message(body []byte) error {
 	if err == nil {
 		err = o.bw.WriteByte('\n')
 	}
+	return err
+}
+
+// message writes body followed by "\n" and flushes, ahead of any held
+// forwarded lines.
+func (o *outWriter) message(body []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err != nil {
+		return o.err
+	}
+	err := o.writeMessageLocked(body)
 	if err == nil {
 		err = o.bw.Flush()
 	}
 	return o.fail(err)
+}
+
+// reserve holds the lines forwarded from now on until the returned slot is
+// filled, or released: at the latest after wait, when onRelease (if not
+// nil) is called and the held lines go on without it.
+func (o *outWriter) reserve(wait time.Duration, onRelease func()) *answerSlot {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := &answerSlot{o: o}
+	if o.err != nil {
+		s.state, s.passed = slotReleased, true
+		return s
+	}
+	o.held = append(o.held, heldLine{slot: s})
+	s.timer = time.AfterFunc(wait, func() {
+		if s.release() && onRelease != nil {
+			onRelease()
+		}
+	})
+	return s
+}
+
+// fill writes body in the slot's place: now, if nothing before it is held,
+// and then the lines held behind it.
+func (s *answerSlot) fill(body []byte) error {
+	o := s.o
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	if o.err != nil {
+		return o.err
+	}
+	if s.state == slotFilled {
+		return nil
+	}
+	if s.passed {
+		err := o.writeMessageLocked(body)
+		if err == nil {
+			err = o.bw.Flush()
+		}
+		return o.fail(err)
+	}
+	s.state, s.body = slotFilled, body
+	return o.drainLocked()
+}
+
+// release lets the lines held behind the slot go on; it reports whether the
+// slot was still waiting.
+func (s *answerSlot) release() bool {
+	o := s.o
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if s.state != slotWaiting {
+		return false
+	}
+	s.state = slotReleased
+	_ = o.drainLocked()
+	return true
+}
+
+// drainLocked writes the held lines up to the first slot still waiting.
+func (o *outWriter) drainLocked() error {
+	wrote := false
+	var err error
+	for len(o.held) > 0 && err == nil {
+		h := o.held[0]
+		if s := h.slot; s != nil {
+			switch s.state {
+			case slotWaiting:
+				goto done
+			case slotFilled:
+				err = o.writeMessageLocked(s.body)
+				s.body = nil
+			}
+			s.passed = true
+		} else {
+			err = o.writeLineLocked(h.line)
+			o.heldBytes -= len(h.line)
+		}
+		o.held[0] = heldLine{}
+		o.held = o.held[1:]
+		wrote = true
+	}
+done:
+	if len(o.held) == 0 {
+		o.held, o.heldBytes = nil, 0
+	}
+	if err == nil && wrote {
+		err = o.bw.Flush()
+	}
+	o.drained.Broadcast()
+	return o.fail(err)
+}
+
+// awaitHeld waits until nothing is held behind a slot (each is released
+// after its wait at the latest) or the writer has failed.
+func (o *outWriter) awaitHeld() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for len(o.held) > 0 && o.err == nil {
+		o.drained.Wait()
+	}
 }
 
 func (o *outWriter) flush() error {
@@ -170,7 +336,20 @@ func (o *outWriter) close() error {
 		}
 	}
 	o.err = ErrClosed
+	o.dropHeldLocked()
 	return err
+}
+
+// dropHeldLocked forgets the held lines of a writer that has failed or is
+// closed, and wakes their waiters.
+func (o *outWriter) dropHeldLocked() {
+	for _, h := range o.held {
+		if h.slot != nil && h.slot.timer != nil {
+			h.slot.timer.Stop()
+		}
+	}
+	o.held, o.heldBytes = nil, 0
+	o.drained.Broadcast()
 }
 
 // fail records err (if any) and reports it once; o.mu is held.
@@ -179,6 +358,7 @@ func (o *outWriter) fail(err error) error {
 		return nil
 	}
 	o.err = err
+	o.dropHeldLocked()
 	if o.onError != nil {
 		f := o.onError
 		o.onError = nil

@@ -92,13 +92,16 @@ type permission struct {
 	asked            bool
 	done             bool
 	sessionCancelled bool
-	answers          chan Answer   // buffered 1
-	finished         chan struct{} // closed once the agent is answered or gone
+	answers          chan Answer // buffered 1
+	// slot is the answer's place among the client's lines to the agent,
+	// reserved when the client answered.
+	slot *answerSlot
 }
 
-// answerOrderWait bounds how long the client's later lines wait behind its
-// answer to a permission request while the handler turns that answer into
-// the agent's response, so that the agent sees them in the client's order.
+// answerOrderWait bounds how long the client's later lines are held behind
+// its answer to a permission request while the handler turns that answer
+// into the agent's response, so that the agent sees them in the client's
+// order. Reading from the client goes on meanwhile.
 const answerOrderWait = 2 * time.Second
 
 // NewProxy validates opts and returns a Proxy.
@@ -200,7 +203,6 @@ func (p *Proxy) agentEnded(desc string) {
 	var perms []*permission
 	for _, pp := range p.perms {
 		pp.done = true
-		close(pp.finished)
 		perms = append(perms, pp)
 	}
 	p.mu.Unlock()
@@ -215,6 +217,7 @@ func (p *Proxy) agentEnded(desc string) {
 
 func (p *Proxy) clientDone() {
 	p.doneOnce.Do(func() {
+		p.toAgent.awaitHeld() // the client's last lines may wait behind an answer
 		_ = p.toAgent.close()
 		if p.opts.ClientDone != nil {
 			p.opts.ClientDone()
@@ -294,27 +297,12 @@ func (p *Proxy) fromClient(line []byte, flush bool) {
 			return
 		}
 	case kindResponse:
-		if consumed, finished := p.routeAnswer(d, body); consumed {
+		if p.routeAnswer(d, body) {
 			p.flushAgent(flush)
-			if finished != nil {
-				p.awaitAnswer(finished)
-			}
 			return
 		}
 	}
 	_ = p.toAgent.forward(line, flush)
-}
-
-// awaitAnswer holds the client's next lines until the agent has the answer
-// the handler makes of the client's answer (at most answerOrderWait).
-func (p *Proxy) awaitAnswer(finished <-chan struct{}) {
-	t := time.NewTimer(answerOrderWait)
-	defer t.Stop()
-	select {
-	case <-finished:
-	case <-t.C:
-		p.log.Warn("the permission handler is slow to relay the client's answer; forwarding the client's later messages meanwhile")
-	}
 }
 
 func (p *Proxy) flushAgent(flush bool) {
@@ -412,15 +400,10 @@ func (p *Proxy) clientBatch(body []byte) (handled bool, cancels []json.RawMessag
 	}
 	p.log.Warn("batch from the client answers a held permission request; forwarding its other elements as single lines")
 	for i, d := range ds {
-		if d.kind == kindResponse {
-			if consumed, finished := p.routeAnswer(d, elems[i]); consumed {
-				if finished != nil {
-					p.awaitAnswer(finished)
-				}
-				continue
-			}
+		if d.kind == kindResponse && p.routeAnswer(d, elems[i]) {
+			continue
 		}
-		_ = p.toAgent.message(elems[i])
+		_ = p.toAgent.forward(append(elems[i], '\n'), false)
 	}
 	return true, cancels
 }
@@ -434,10 +417,10 @@ func (p *Proxy) isAwaited(d decoded) bool {
 }
 
 // routeAnswer delivers a client response to the permission request awaiting
-// it, or drops a late answer to a withdrawn one. It reports whether the
-// response was consumed, and for a delivered answer the channel closed once
-// the agent has its response.
-func (p *Proxy) routeAnswer(d decoded, body []byte) (bool, <-chan struct{}) {
+// it, reserving the place of the agent's response among the client's lines,
+// or drops a late answer to a withdrawn one. It reports whether the response
+// was consumed.
+func (p *Proxy) routeAnswer(d decoded, body []byte) bool {
 	key := idKey(d.msg.ID)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -450,15 +433,18 @@ func (p *Proxy) routeAnswer(d decoded, body []byte) (bool, <-chan struct{}) {
 		if len(d.msg.Error) > 0 {
 			a.Error = decodeRPCError(d.msg.Error)
 		}
+		pp.slot = p.toAgent.reserve(answerOrderWait, func() {
+			p.log.Warn("the permission handler is slow to relay the client's answer; forwarding the client's later messages meanwhile", "id", key)
+		})
 		pp.answers <- a
-		return true, pp.finished
+		return true
 	}
 	if p.swallow[key] {
 		delete(p.swallow, key)
 		p.log.Debug("dropped the client's late answer to a withdrawn permission request", "id", key)
-		return true, nil
+		return true
 	}
-	return false, nil
+	return false
 }
 
 func decodeRPCError(raw json.RawMessage) *RPCError {
@@ -697,7 +683,7 @@ func (p *Proxy) intercept(d decoded, body []byte) {
 	req := p.state.permissionRequest(d, body)
 
 	ctx, cancel := context.WithCancel(p.ctx)
-	pp := &permission{req: req, key: idKey(req.ID), ctx: ctx, cancel: cancel, answers: make(chan Answer, 1), finished: make(chan struct{})}
+	pp := &permission{req: req, key: idKey(req.ID), ctx: ctx, cancel: cancel, answers: make(chan Answer, 1)}
 	p.mu.Lock()
 	old := p.perms[pp.key]
 	p.perms[pp.key] = pp
@@ -823,7 +809,6 @@ func (p *Proxy) finish(pp *permission, body []byte) {
 		return
 	}
 	pp.done = true
-	defer close(pp.finished)
 	if p.perms[pp.key] == pp {
 		delete(p.perms, pp.key)
 	}
@@ -831,8 +816,13 @@ func (p *Proxy) finish(pp *permission, body []byte) {
 		p.log.Debug("relaying an answer given after session/cancel as cancelled", "id", pp.key)
 		body = cancelledLine(pp.req.ID)
 	}
+	slot := pp.slot
 	p.mu.Unlock()
-	_ = p.toAgent.message(body)
+	if slot != nil {
+		_ = slot.fill(body)
+	} else {
+		_ = p.toAgent.message(body)
+	}
 	pp.cancel()
 }
 

@@ -1,0 +1,121 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// gatedForward forwards each request to the client and, once the client has
+// answered, holds its answer until gate is closed.
+func gatedForward(answered *atomic.Int32, gate <-chan struct{}) Handler {
+	return HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
+		a, err := c.Ask(ctx, nil)
+		if err != nil {
+			return Response{}, err
+		}
+		answered.Add(1)
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return Response{}, ctx.Err()
+		}
+		return Response{Line: a.Line}, nil
+	})
+}
+
+// The client's answers reach their handlers even while no handler has
+// relayed its answer yet: reading from the client never waits for a
+// handler. (Waiting for each handler in turn, as permhost once did, made
+// this test wait 2 s per answer.) The agent still gets the answers and the
+// client's later line in the client's order.
+func TestClientAnswersDoNotWaitForHandlers(t *testing.T) {
+	const n = 50
+	var answered atomic.Int32
+	gate := make(chan struct{})
+	h := newHarness(t, Options{Handler: gatedForward(&answered, gate)})
+	for i := range n {
+		h.sendAgent(permReq(strconv.Itoa(i)))
+	}
+	for range n {
+		h.clientGets()
+	}
+	for i := range n {
+		h.sendClient(selected(strconv.Itoa(i), "allow"))
+	}
+	const after = `{"jsonrpc":"2.0","method":"_test/after"}` + "\n"
+	h.sendClient(after)
+	deadline := time.Now().Add(10 * time.Second)
+	for answered.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d handlers got the client's answer: the proxy waits for a handler before reading on", answered.Load(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(gate)
+	for i := range n {
+		expect(t, fmt.Sprintf("answer %d", i), h.agentGets(), selected(strconv.Itoa(i), "allow"))
+	}
+	expect(t, "the client's later line, after the answers", h.agentGets(), after)
+}
+
+// A handler that is slow to relay the answer holds the client's later lines
+// (not the permission answer's place) until it does; the client's end of
+// input then waits for them too.
+func TestLaterLinesWaitBehindTheAnswer(t *testing.T) {
+	var answered atomic.Int32
+	gate := make(chan struct{})
+	h := newHarness(t, Options{Handler: gatedForward(&answered, gate)})
+	h.sendAgent(permReq(`1`))
+	h.clientGets()
+	later := []string{
+		`{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"sessionId":"s-1","prompt":[]}}` + "\n",
+		`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"other"}}` + "\n",
+		`{"jsonrpc":"2.0","method":"_x/unterminated"}`,
+	}
+	h.sendClient(selected(`1`, "reject"))
+	h.sendClient(later...)
+	h.closeClient()
+	for answered.Load() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case l := <-h.toAgent:
+		t.Fatalf("the agent got %q before the answer was relayed", l)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(gate)
+	expect(t, "answer first", h.agentGets(), selected(`1`, "reject"))
+	for _, l := range later {
+		expect(t, "later line", h.agentGets(), l)
+	}
+	if l, ok := <-h.toAgent; ok {
+		t.Fatalf("the agent got %q after the client's last line", l)
+	}
+}
+
+// A handler that never relays the answer holds the client's later lines for
+// answerOrderWait at most; its answer, when it comes, still reaches the
+// agent.
+func TestSlowHandlerReleasesLaterLines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits answerOrderWait")
+	}
+	var answered atomic.Int32
+	gate := make(chan struct{})
+	h := newHarness(t, Options{Handler: gatedForward(&answered, gate)})
+	h.sendAgent(permReq(`1`))
+	h.clientGets()
+	const after = `{"jsonrpc":"2.0","method":"_test/after"}` + "\n"
+	start := time.Now()
+	h.sendClient(selected(`1`, "allow"), after)
+	expect(t, "later line, released", h.agentGets(), after)
+	if waited := time.Since(start); waited < answerOrderWait/2 {
+		t.Fatalf("the later line was released after %v, before the handler answered and well before answerOrderWait", waited)
+	}
+	close(gate)
+	expect(t, "the answer, late", h.agentGets(), selected(`1`, "allow"))
+}
