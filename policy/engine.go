@@ -265,24 +265,29 @@ func (e *Engine) watch(ctx context.Context, every time.Duration) {
 			e.mu.Lock()
 			old := e.sources[i]
 			e.mu.Unlock()
-			if bundle.Fingerprint(old.ref.Path) == old.print {
+			seen := bundle.Fingerprint(old.ref.Path)
+			if seen == old.print {
 				continue
 			}
-			e.reload(ctx, i, old)
+			e.reload(ctx, i, old, seen)
 		}
 	}
 }
 
 // reload replaces bundle source i, keeping the old one when anything fails.
-func (e *Engine) reload(ctx context.Context, i int, old *source) {
+// seen is the fingerprint of the files that prompted it, taken before they
+// were read.
+func (e *Engine) reload(ctx context.Context, i int, old *source, seen string) {
 	s, err := e.admit(old.ref)
 	if err == nil {
 		err = e.load(ctx, s, true)
 	}
 	if err != nil {
 		// Remember the failed state so the same broken files are not
-		// retried every tick; a further change is retried.
-		old.print = bundle.Fingerprint(old.ref.Path)
+		// retried every tick; a further change is retried. The fingerprint
+		// is the one from before reading: files that changed while they
+		// were read (a bundle being written) are read again.
+		old.print = seen
 		e.log.Error("bundle reload failed; keeping the last good revision",
 			"bundle", old.manifest.Name, "revision", old.manifest.Revision, "path", old.ref.Path, "err", err)
 		return
