@@ -2,7 +2,7 @@
 // in one invocation and writes the table. `make bench` runs it from the
 // repository root:
 //
-//	permhost-bench [-permhost build/permhost] [-plugins build/plugins] [-runs 5] [-out BENCHMARKS.md]
+//	permhost-bench [-permhost build/permhost] [-plugins build/plugins] [-runs 5] [-only STEPS] [-out BENCHMARKS.md]
 //
 // Process-level rows (passthrough against a raw pipe, cold start, peak RSS,
 // decisions through the proxy) are measured here with real processes over
@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -52,6 +53,7 @@ func main() {
 	soak := flag.String("soak", "build/soak.md", "soak figures written by `make soak`, included when present")
 	flag.IntVar(&r.runs, "runs", 5, "repetitions of each measurement")
 	samples := flag.String("samples", "build/bench-samples.json", "`file` to keep every sample in, for -render")
+	only := flag.String("only", "", "run only the steps whose name matches this `regexp` (the table then lacks the others)")
 	render := flag.String("render", "", "measure nothing: write -out from the samples `file` of an earlier run (after changing the notes, or with a new soak)")
 	flag.Parse()
 	r.log = os.Stderr
@@ -84,7 +86,15 @@ func main() {
 		{"proxy decisions and peak RSS", r.proxyDecisions},
 		{"go test -bench ./bench", r.goBench},
 	}
+	onlyRE, err := regexp.Compile(*only)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "permhost-bench: -only:", err)
+		os.Exit(2)
+	}
 	for _, s := range steps {
+		if !onlyRE.MatchString(s.name) {
+			continue
+		}
 		r.logf("== %s", s.name)
 		// A failed step is reported in the table; the others still run.
 		if err := s.fn(rep); err != nil {
