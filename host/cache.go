@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/tetratelabs/wazero"
+
+	"github.com/permhost/permhost/sandbox"
 )
 
 // manifestName is the file in each cache entry listing the sha256 of every
@@ -26,6 +28,12 @@ import (
 // produced it.
 const manifestName = "permhost.sum"
 
+// instrumentedName is the entry's file holding the module as
+// sandbox.Instrument rewrote it: a load that finds it (verified like the
+// rest) skips the rewrite. Its name carries the rewrite's version; an entry
+// without the current one is from an older permhost and is cleared.
+const instrumentedName = "instrumented-v" + sandbox.InstrumentVersion + ".wasm"
+
 // compileCache is the on-disk compile cache entry of one module.
 type compileCache struct {
 	dir    string // <root>/<module sha256>
@@ -33,6 +41,9 @@ type compileCache struct {
 	// verified are the files as verified at open; seal rehashes only when
 	// the compile changed them.
 	verified map[string]fileStamp
+	// instrumented is the verified instrumented module, nil when the entry
+	// has none yet.
+	instrumented []byte
 }
 
 type fileStamp struct {
@@ -86,9 +97,13 @@ func openCache(root, sha string, logger *slog.Logger) (*compileCache, error) {
 	if err := ensurePrivateDir(dir); err != nil {
 		return nil, err
 	}
-	verified, err := verifyEntry(dir)
+	verified, instrumented, err := verifyEntry(dir)
+	if err == nil && instrumented == nil && len(verified) > 0 {
+		// Compiled from another rewrite of the module: of no further use.
+		verified, err = nil, errStale
+	}
 	if err != nil {
-		if logger != nil {
+		if logger != nil && err != errStale {
 			logger.Warn("compile cache entry discarded; recompiling", "dir", dir, "reason", err)
 		}
 		if err := os.RemoveAll(dir); err != nil {
@@ -102,7 +117,27 @@ func openCache(root, sha string, logger *slog.Logger) (*compileCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCacheDir, err)
 	}
-	return &compileCache{dir: dir, wazero: wc, verified: verified}, nil
+	return &compileCache{dir: dir, wazero: wc, verified: verified, instrumented: instrumented}, nil
+}
+
+var errStale = errors.New("entry of an older instrumentation")
+
+// keepInstrumented stores the instrumented module in the entry; seal then
+// lists it in the manifest.
+func (c *compileCache) keepInstrumented(b []byte) error {
+	tmp, err := os.CreateTemp(c.dir, instrumentedName+".*.part")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(c.dir, instrumentedName))
 }
 
 // ensurePrivateDir creates dir (mode 0700) if needed and checks that it is a
@@ -196,36 +231,48 @@ func readManifest(dir string) (map[string]string, error) {
 }
 
 // verifyEntry checks every file of the entry against its manifest and
-// returns their stamps. An empty entry is valid.
-func verifyEntry(dir string) (map[string]fileStamp, error) {
+// returns their stamps, and the instrumented module's bytes as verified
+// (nil if the entry has none). An empty entry is valid.
+func verifyEntry(dir string) (map[string]fileStamp, []byte, error) {
 	names, err := entryFiles(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(names) == 0 {
-		return map[string]fileStamp{}, nil
+		return map[string]fileStamp{}, nil, nil
 	}
 	want, err := readManifest(dir)
 	if err != nil {
-		return nil, fmt.Errorf("manifest: %w", err)
+		return nil, nil, fmt.Errorf("manifest: %w", err)
 	}
 	if len(want) != len(names) {
-		return nil, fmt.Errorf("manifest lists %d files, entry has %d", len(want), len(names))
+		return nil, nil, fmt.Errorf("manifest lists %d files, entry has %d", len(want), len(names))
 	}
 	st, err := stamps(dir, names)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var instrumented []byte
 	for _, n := range names {
-		sum, err := fileSHA256(filepath.Join(dir, filepath.FromSlash(n)))
+		path := filepath.Join(dir, filepath.FromSlash(n))
+		var sum string
+		if n == instrumentedName {
+			// Hashed as read, so that what is used is what was verified.
+			if instrumented, err = os.ReadFile(path); err == nil {
+				h := sha256.Sum256(instrumented)
+				sum = hex.EncodeToString(h[:])
+			}
+		} else {
+			sum, err = fileSHA256(path)
+		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if want[n] != sum {
-			return nil, fmt.Errorf("%s: checksum mismatch", n)
+			return nil, nil, fmt.Errorf("%s: checksum mismatch", n)
 		}
 	}
-	return st, nil
+	return st, instrumented, nil
 }
 
 // seal writes the manifest of the entry after a compile, when the compile

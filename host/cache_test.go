@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/permhost/permhost/sandbox"
 )
 
 // cacheEntry returns the plugin's wazero file of the entry: the largest,
@@ -61,7 +63,7 @@ func TestCompileCache(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), dir)
 	}
-	_, err = verifyEntry(entry)
+	_, _, err = verifyEntry(entry)
 	assert.NoError(t, err, "the manifest matches what wazero wrote")
 }
 
@@ -73,6 +75,14 @@ func TestCompileCacheRepairs(t *testing.T) {
 		{"flipped byte in the function offsets", func(t *testing.T, entry, file string) {
 			// Past wazero's header, before the code: not covered by its CRC.
 			flip(t, file, 32)
+		}},
+		{"flipped byte in the instrumented module", func(t *testing.T, entry, file string) {
+			flip(t, filepath.Join(entry, instrumentedName), 100)
+		}},
+		{"instrumented module replaced", func(t *testing.T, entry, file string) {
+			other, err := sandbox.Instrument(mustRead(t, fixture(t, "good")))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(entry, instrumentedName), other, 0o600))
 		}},
 		{"flipped byte in the code", func(t *testing.T, entry, file string) {
 			fi, err := os.Stat(file)
@@ -104,17 +114,73 @@ func TestCompileCacheRepairs(t *testing.T) {
 			require.NoError(t, err)
 
 			tc.corrupt(t, entry, file)
-			_, err = verifyEntry(entry)
+			_, _, err = verifyEntry(entry)
 			require.Error(t, err, "corruption is detected")
 
 			loadCached(t, root) // recompiles and decides correctly
 			again, err := os.ReadFile(cacheEntry(t, entry))
 			require.NoError(t, err)
 			assert.Equal(t, good, again, "the entry was rebuilt")
-			_, err = verifyEntry(entry)
+			_, _, err = verifyEntry(entry)
 			assert.NoError(t, err)
 		})
 	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
+}
+
+// A warm load takes the module as instrumented from the entry instead of
+// rewriting it again: an entry whose instrumented module is another one
+// (sealed by its manifest, as if it were what Instrument made) runs that
+// other module.
+func TestCompileCacheKeepsInstrumentedModule(t *testing.T) {
+	root := t.TempDir()
+	p, _ := loadCached(t, root)
+	entry := filepath.Join(root, p.SHA256())
+	kept := mustRead(t, filepath.Join(entry, instrumentedName))
+	want, err := sandbox.Instrument(mustRead(t, fixture(t, "echo")))
+	require.NoError(t, err)
+	require.Equal(t, want, kept, "the entry holds the instrumented module")
+
+	other, err := sandbox.Instrument(mustRead(t, fixture(t, "good")))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(entry, instrumentedName), other, 0o600))
+	c := &compileCache{dir: entry}
+	require.NoError(t, c.seal())
+
+	p2, err := Load(context.Background(), Options{Path: fixture(t, "echo"), CacheDir: root})
+	require.NoError(t, err)
+	defer p2.Close(context.Background())
+	d, err := p2.Decide(context.Background(), request("cached"))
+	require.NoError(t, err)
+	assert.NotEqual(t, "cached", d.Reason, "echo would echo the decision id; the cached module (good) does not")
+}
+
+// An entry made by another version of the instrumentation (no instrumented
+// module of the current version) is cleared, not kept beside the new one.
+func TestCompileCacheClearsOlderInstrumentation(t *testing.T) {
+	root := t.TempDir()
+	p, _ := loadCached(t, root)
+	entry := filepath.Join(root, p.SHA256())
+	old := filepath.Join(entry, "instrumented-v0.wasm")
+	require.NoError(t, os.Rename(filepath.Join(entry, instrumentedName), old))
+	stale := filepath.Join(filepath.Dir(cacheEntry(t, entry)), "0000-older-compile")
+	require.NoError(t, os.WriteFile(stale, []byte("old machine code"), 0o600))
+	require.NoError(t, (&compileCache{dir: entry}).seal())
+	_, _, err := verifyEntry(entry)
+	require.NoError(t, err, "a valid entry of an older version")
+
+	loadCached(t, root)
+	assert.NoFileExists(t, old)
+	assert.NoFileExists(t, stale)
+	assert.FileExists(t, filepath.Join(entry, instrumentedName))
+	_, _, err = verifyEntry(entry)
+	assert.NoError(t, err)
 }
 
 func flip(t *testing.T, file string, at int64) {

@@ -210,14 +210,29 @@ func readModule(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxModuleBytes+1))
-	if err != nil {
-		return nil, err
+	// Sized from the file, so that the bytes are read once into one buffer:
+	// fresh memory is slow to touch, and growing a buffer touches it twice.
+	size := 512
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = int(min(fi.Size(), maxModuleBytes)) + 1
 	}
-	if len(b) > maxModuleBytes {
-		return nil, fmt.Errorf("%s: module larger than %d bytes", path, maxModuleBytes)
+	b := make([]byte, 0, size)
+	for {
+		if len(b) > maxModuleBytes {
+			return nil, fmt.Errorf("%s: module larger than %d bytes", path, maxModuleBytes)
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	return b, nil
 }
 
 // parseConfig checks that raw is one JSON object and returns it compacted,
@@ -248,17 +263,24 @@ func parseConfig(raw json.RawMessage) (json.RawMessage, map[string]string, error
 
 // compile instruments, compiles (through the cache) and checks the module.
 func (p *Plugin) compile(ctx context.Context, wasm []byte, cacheDir string) error {
-	instrumented, err := sandbox.Instrument(wasm)
-	if err != nil {
-		return p.fail(KindLoad, err)
-	}
 	cache, err := openCache(cacheDir, p.sha, p.logger)
 	if err != nil {
 		return p.fail(KindLoad, err)
 	}
 	var wcache wazero.CompilationCache
+	var instrumented []byte
 	if cache != nil {
-		wcache = cache.wazero
+		wcache, instrumented = cache.wazero, cache.instrumented
+	}
+	if instrumented == nil {
+		if instrumented, err = sandbox.Instrument(wasm); err != nil {
+			return p.fail(KindLoad, err)
+		}
+		if cache != nil {
+			if err := cache.keepInstrumented(instrumented); err != nil && p.logger != nil {
+				p.logger.Warn("compile cache: instrumented module not kept", "plugin", p.name, "err", err)
+			}
+		}
 	}
 	p.cache = wcache
 	if p.rt, err = sandbox.NewRuntime(ctx, p.limits, wcache); err != nil {

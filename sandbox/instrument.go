@@ -19,6 +19,12 @@ const (
 	DepthGlobal = "permhost_depth"
 )
 
+// InstrumentVersion names the rewrite Instrument makes. Its output is a
+// function of its input and this version only, so a cache may keep the
+// output under (input, InstrumentVersion). A test pins the output of the
+// fixtures: any change to the rewrite must change the version.
+const InstrumentVersion = "1"
+
 // budgetRefill is how many instruction units a guest runs between polls. A
 // unit is about one instruction, a few nanoseconds at most, so a guest polls
 // every few tens of microseconds; a poll costs about a hundred nanoseconds.
