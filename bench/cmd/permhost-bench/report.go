@@ -123,17 +123,27 @@ func (r *report) goals() []goal {
 		shown: fmt.Sprintf("%.0f/s", rate), met: rate >= 50000, by: fmt.Sprintf("%+.0f/s", rate-50000),
 		note: fmt.Sprintf("the rate is the single-call cost (P2, %.1f µs here) spread over the cores that are free; with the load average above the core count, fewer than two were. 50k/s on two cores needs a call of ≤ 40 µs with both cores free; P2 on a quiet machine would meet it", us)})
 	worst := 0.0
-	for _, f := range timeoutFixtures {
-		worst = max(worst, r.median("bench.Fallback/"+f+".p99-ms"))
+	for _, f := range fallbackFixtures {
+		worst = max(worst, r.median("bench.Fallback/"+f.name+".p99-ms"))
 	}
-	g = append(g, goal{name: "Time to fallback, timing-out fixtures, worst p99", target: "≤ deadline + 2 ms (102 ms)", value: worst,
+	g = append(g, goal{name: "Time to fallback, hostile fixtures, worst p99", target: "≤ deadline + 2 ms (102 ms)", value: worst,
 		shown: fmt.Sprintf("%.1f ms", worst), met: worst <= 102, by: fmt.Sprintf("%+.1f ms", worst-102),
-		note: "see the per-fixture table: the late ones are those where wazero itself spends uncharged Go time (memory.grow near the cap, stack growth) or where the host's goroutine is not scheduled in time on a loaded machine"})
+		note: "see the per-fixture table: only the fixtures that run until the deadline can be late, by the time the host's goroutines (the deadline's timer, the hand-off at deadline + 1 ms) wait for a core on a loaded machine"})
 	return g
 }
 
-// timeoutFixtures are the hostile fixtures that end at the deadline.
-var timeoutFixtures = []string{"infinite_loop", "call_tree", "deep_recursion", "memory_grow", "log_flood"}
+// fallbackFixtures are the hostile fixtures of BenchmarkFallback and how
+// each ends (testdata/wasm/README.md).
+var fallbackFixtures = []struct{ name, ends string }{
+	{"infinite_loop", "timeout, at the deadline"},
+	{"call_tree", "timeout, at the deadline"},
+	{"log_flood", "timeout, at the deadline (its logs bounded)"},
+	{"deep_recursion", "trap at the call-depth bound"},
+	{"memory_grow", "memory: growth past the cap refused"},
+	{"huge_output", "output too large"},
+	{"invalid_json", "bad output"},
+	{"unreachable", "trap"},
+}
 
 func (r *report) markdown() string {
 	var b strings.Builder
@@ -220,19 +230,14 @@ func (r *report) markdown() string {
 
 	w("\n## Time to fallback, hostile fixtures (deadline 100 ms)\n\n")
 	w("`go test -bench ^BenchmarkFallback$ -benchtime 200x ./bench`: from the call until the host returns the failure that sends the decision to the builtin fallback. Goal for the fixtures that run until stopped: deadline + 2 ms.\n\n")
-	w("| fixture | p50 (ms) | p99 (ms) | max (ms) | goal |\n|---|---|---|---|---|\n")
-	for _, f := range []string{"infinite_loop", "call_tree", "deep_recursion", "memory_grow", "log_flood", "huge_output", "invalid_json", "unreachable"} {
-		k := "bench.Fallback/" + f
-		goalCell := "fails at once"
-		if slices.Contains(timeoutFixtures, f) {
-			goalCell = "≤ 102 ms: "
-			if r.median(k+".p99-ms") <= 102 {
-				goalCell += "met"
-			} else {
-				goalCell += fmt.Sprintf("**missed** by %.1f ms at p99", r.median(k+".p99-ms")-102)
-			}
+	w("| fixture | ends as | p50 (ms) | p99 (ms) | max (ms) | goal ≤ 102 ms at p99 |\n|---|---|---|---|---|---|\n")
+	for _, f := range fallbackFixtures {
+		k := "bench.Fallback/" + f.name
+		goalCell := "met"
+		if p99 := r.median(k + ".p99-ms"); p99 > 102 {
+			goalCell = fmt.Sprintf("**missed** by %.1f ms", p99-102)
 		}
-		w("| `%s` | %s | %s | %s | %s |\n", f, r.cell(k+".p50-ms", 1, "%.1f"), r.cell(k+".p99-ms", 1, "%.1f"), r.cell(k+".max-ms", 1, "%.1f"), goalCell)
+		w("| `%s` | %s | %s | %s | %s | %s |\n", f.name, f.ends, r.cell(k+".p50-ms", 1, "%.1f"), r.cell(k+".p99-ms", 1, "%.1f"), r.cell(k+".max-ms", 1, "%.1f"), goalCell)
 	}
 
 	w("\n## Memory: peak RSS of `permhost proxy`\n\n")
