@@ -3,11 +3,8 @@ package host
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -18,6 +15,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
+	"github.com/permhost/permhost/internal/digest"
 	"github.com/permhost/permhost/sandbox"
 )
 
@@ -200,19 +198,6 @@ func entryFiles(dir string) ([]string, error) {
 	return names, err
 }
 
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 func readManifest(dir string) (map[string]string, error) {
 	b, err := os.ReadFile(filepath.Join(dir, manifestName))
 	if err != nil {
@@ -259,11 +244,10 @@ func verifyEntry(dir string) (map[string]fileStamp, []byte, error) {
 		if n == instrumentedName {
 			// Hashed as read, so that what is used is what was verified.
 			if instrumented, err = os.ReadFile(path); err == nil {
-				h := sha256.Sum256(instrumented)
-				sum = hex.EncodeToString(h[:])
+				sum = digest.Bytes(instrumented)
 			}
 		} else {
-			sum, err = fileSHA256(path)
+			sum, err = digest.File(path)
 		}
 		if err != nil {
 			return nil, nil, err
@@ -291,7 +275,7 @@ func (c *compileCache) seal() error {
 	}
 	var buf bytes.Buffer
 	for _, n := range names {
-		sum, err := fileSHA256(filepath.Join(c.dir, filepath.FromSlash(n)))
+		sum, err := digest.File(filepath.Join(c.dir, filepath.FromSlash(n)))
 		if err != nil {
 			return err
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/digest"
 	"github.com/permhost/permhost/sandbox"
 )
 
@@ -196,8 +197,7 @@ func newPlugin(opts Options) (*Plugin, []byte, error) {
 			return nil, nil, p.fail(KindLoad, err)
 		}
 	}
-	sum := sha256.Sum256(wasm)
-	p.sha = hex.EncodeToString(sum[:])
+	p.sha = digest.Bytes(wasm)
 	if want != "" && want != p.sha {
 		return nil, nil, p.fail(KindLoad, fmt.Errorf("%w: pinned %s, module is %s", ErrPinMismatch, want, p.sha))
 	}

@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/digest"
 )
 
 // SignatureFile holds a bundle's detached signature.
@@ -77,26 +75,13 @@ func Manifest(dir string) ([]byte, error) {
 		if strings.ContainsAny(f, "\n\r") {
 			return nil, fmt.Errorf("%w: file name %q", ErrLayout, f)
 		}
-		sum, err := fileSHA256(filepath.Join(b.Dir, filepath.FromSlash(f)))
+		sum, err := digest.File(filepath.Join(b.Dir, filepath.FromSlash(f)))
 		if err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(&m, "%s  %s\n", sum, f)
 	}
 	return m.Bytes(), nil
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // GenerateKey returns a new key pair in text form ("ed25519:" and base64).
@@ -255,7 +240,7 @@ func Load(dir string, trusted []string, st *State) (*config.BundleManifest, erro
 		}
 	}
 	for _, p := range b.Plugins {
-		sum, err := fileSHA256(p.Path)
+		sum, err := digest.File(p.Path)
 		if err != nil {
 			return nil, fmt.Errorf("bundle %s: plugin %s: %w", b.Name, p.Name, err)
 		}
