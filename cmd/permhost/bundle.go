@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -39,17 +37,13 @@ func runBundle(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		}
 		return exitOK
 	}
-	fs := flag.NewFlagSet("bundle "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("bundle "+args[0], stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, bundleUsage) }
 	out := fs.String("out", "", "keygen: file for the private key")
 	var keys stringList
 	fs.Var(&keys, "key", "sign: private key file; verify: trusted public key (repeatable)")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args[1:]); !ok {
+		return code
 	}
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "permhost bundle:", err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -36,16 +35,12 @@ $PERMHOST_PLUGINS_DIR, else the plugins directory beside the permhost
 binary, else ./build/plugins); 'make demo' builds them first.`
 
 func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("demo", stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, demoUsage) }
 	pluginsFlag := fs.String("plugins", "", "directory of the built example plugins")
 	asJSON := fs.Bool("json", false, "print the run's JSON events instead of the transcript")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,8 +22,7 @@ func init() {
 }
 
 func runLeader(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("leader", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("leader", stderr)
 	socket := fs.String("socket", "", "Unix socket to listen on (required); its directory must be private to you and is created 0700 when missing")
 	configFlag := fs.String("config", "", configUsage+"; its plugins run before the person is asked")
 	logLevel := fs.String("log-level", "info", "diagnostics level: debug, info, warn or error (diagnostics go to stderr)")
@@ -35,11 +33,8 @@ func runLeader(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintln(stderr, "waiting workers then fall back to their own headless policy.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if *socket == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "permhost leader: --socket PATH is required and takes no arguments")

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,8 +26,7 @@ const killGrace = 2 * time.Second
 const agentOutputGrace = 2 * time.Second
 
 func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("proxy", stderr)
 	logLevel := fs.String("log-level", "info", "diagnostics level: debug, info, warn or error (diagnostics go to stderr)")
 	grace := fs.Duration("shutdown-grace", 5*time.Second, "how long the agent gets to exit after the editor disconnects, before SIGTERM and then SIGKILL to its process group")
 	maxLine := fs.Int("max-line-bytes", acp.DefaultMaxLineBytes, "largest accepted line from either side, in bytes")
@@ -39,11 +36,8 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "\nStarts AGENT and relays ACP between it and the editor on stdin/stdout.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {

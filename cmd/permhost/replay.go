@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -30,18 +28,14 @@ Exit status: 0; 1 with --fail-on-diff when a decision differs; 2 usage,
 configuration or transcript errors.`
 
 func runReplay(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("replay", stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, replayUsage) }
 	configFlag := fs.String("config", "", configUsage)
 	asJSON := fs.Bool("json", false, "print one JSON object per request instead of a table")
 	failOnDiff := fs.Bool("fail-on-diff", false, "exit 1 when today's policy differs from what was answered")
 	cacheDir := fs.String("cache-dir", "", `compile cache directory ("off" for none)`)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, replayUsage)

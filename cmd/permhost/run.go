@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -79,8 +78,7 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		// The agent's stderr is copied into it while permhost writes too.
 		stderr = &syncWriter{w: stderr}
 	}
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("run", stderr)
 	configFlag := fs.String("config", "", configUsage)
 	cwdFlag := fs.String("cwd", "", "the session's working directory (default: the current directory)")
 	jsonOut := fs.Bool("json", false, "print one JSON event per line on stdout instead of the transcript")
@@ -95,11 +93,8 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, runHelp)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "permhost run: "+format+"\n", a...)

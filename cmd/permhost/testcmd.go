@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -44,16 +43,12 @@ Prints each failure with the decision that happened, then "N passed, M
 failed". Exit status: 0 all passed, 1 a case failed, 2 a usage or file error.`
 
 func runTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("test", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("test", stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, testUsage) }
 	verbose := fs.Bool("v", false, "also print passing cases")
 	cacheDir := fs.String("cache-dir", "", `compile cache directory ("off" for none)`)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, testUsage)
