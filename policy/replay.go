@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -134,6 +135,69 @@ type ReplayRow struct {
 // Replay rebuilds session and tool-call state from a recording, exactly as
 // the proxy would, and runs every permission request through today's chain.
 func (e *Engine) Replay(ctx context.Context, lines []ReplayLine) ([]ReplayRow, error) {
+	recorded, err := interceptRecording(ctx, lines, e.home)
+	if err != nil {
+		return nil, err
+	}
+	var rows []ReplayRow
+	actualFor := recordedAnswers(lines)
+	for _, r := range recorded {
+		row := ReplayRow{Index: r.index, Session: r.pr.SessionID, ToolCallID: r.pr.ToolCallID}
+		row.Title, row.Kind = r.req.ToolCall.Title, r.req.ToolCall.Kind
+		row.Actual = actualFor(r.index, string(r.pr.ID))
+		if r.err != nil {
+			row.Today, row.Reason = "ask", "fallback: "+r.err.Error()
+		} else {
+			v := e.Run(ctx, r.req)
+			row.Today, row.DecidedBy, row.Reason = todayOf(v), v.DecidedBy, v.Reason
+			if v.Fallback != "" && row.Reason == "" {
+				row.Reason = "fallback: " + v.Fallback
+			}
+		}
+		row.Differs = row.Today != "ask" && row.Actual != "" && row.Today != row.Actual
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// RecordedRequests returns the plugins' request for each permission request
+// of a recording, in order, built as the proxy builds them: the session's
+// cwd, mode and peers, the tool call merged over its earlier updates, the
+// options, and the shell and path analysis (home is the home directory for
+// ~, "" when unknown). Each DecisionID is "replay-N", N being the request's
+// 1-based position among the recording's messages, so that a recording
+// always gives the same requests. It fails on a request the proxy would not
+// show to plugins (malformed, or not understood).
+func RecordedRequests(ctx context.Context, lines []ReplayLine, home string) ([]abi.Request, error) {
+	recorded, err := interceptRecording(ctx, lines, home)
+	if err != nil {
+		return nil, err
+	}
+	reqs := make([]abi.Request, 0, len(recorded))
+	for _, r := range recorded {
+		if r.err != nil {
+			return nil, fmt.Errorf("message %d: %w", r.index, r.err)
+		}
+		reqs = append(reqs, r.req)
+	}
+	return reqs, nil
+}
+
+// recordedPermission is one permission request of a recording, as the proxy
+// intercepted it, and the plugins' request built from it.
+type recordedPermission struct {
+	pr    *acp.PermissionRequest
+	index int // 1-based position among the recording's messages
+	req   abi.Request
+	// err says why the proxy would hand req to the person without asking
+	// the plugins.
+	err error
+}
+
+// interceptRecording feeds a recording through an in-process proxy and
+// returns every permission request it intercepts, in order, each answered
+// as the recording answered it.
+func interceptRecording(ctx context.Context, lines []ReplayLine, home string) ([]recordedPermission, error) {
 	type seen struct {
 		pr    *acp.PermissionRequest
 		index int
@@ -161,6 +225,16 @@ func (e *Engine) Replay(ctx context.Context, lines []ReplayLine) ([]ReplayRow, e
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- proxy.Run(runCtx, clientInR, clientOutW, agentInW, agentOutR) }()
+	// Ending both inputs ends the proxy; closing its outputs after it has
+	// returned ends the line readers, on every return.
+	stop := sync.OnceFunc(func() {
+		clientInW.Close()
+		agentOutW.Close()
+		<-done
+		clientOutW.Close()
+		agentInW.Close()
+	})
+	defer stop()
 
 	// Feed one message at a time and wait for it to come out on the other
 	// side, so that state follows the recorded order across directions.
@@ -182,31 +256,21 @@ func (e *Engine) Replay(ctx context.Context, lines []ReplayLine) ([]ReplayRow, e
 			return nil, ctx.Err()
 		}
 	}
-	clientInW.Close()
-	agentOutW.Close()
-	<-done
+	stop()
 	close(reqs)
 
-	var rows []ReplayRow
-	actualFor := recordedAnswers(lines)
+	var recorded []recordedPermission
 	for s := range reqs {
-		req, err := BuildRequest(s.pr, newDecisionID(), e.home)
-		row := ReplayRow{Index: s.index, Session: s.pr.SessionID, ToolCallID: s.pr.ToolCallID}
-		row.Title, row.Kind = req.ToolCall.Title, req.ToolCall.Kind
-		row.Actual = actualFor(s.index, string(s.pr.ID))
-		if err != nil {
-			row.Today, row.Reason = "ask", "fallback: "+err.Error()
-		} else {
-			v := e.Run(ctx, req)
-			row.Today, row.DecidedBy, row.Reason = todayOf(v), v.DecidedBy, v.Reason
-			if v.Fallback != "" && row.Reason == "" {
-				row.Reason = "fallback: " + v.Fallback
-			}
+		r := recordedPermission{pr: s.pr, index: s.index}
+		r.req, r.err = BuildRequest(s.pr, fmt.Sprintf("replay-%d", s.index), home)
+		if s.pr.Suspicious != "" {
+			// The proxy checks this first, as other parsers may read the
+			// request differently.
+			r.err = errors.New("request is malformed: " + s.pr.Suspicious)
 		}
-		row.Differs = row.Today != "ask" && row.Actual != "" && row.Today != row.Actual
-		rows = append(rows, row)
+		recorded = append(recorded, r)
 	}
-	return rows, nil
+	return recorded, nil
 }
 
 func todayOf(v host.Verdict) string {

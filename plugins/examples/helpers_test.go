@@ -17,6 +17,7 @@ import (
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/acptest"
+	"github.com/permhost/permhost/policy"
 	"github.com/permhost/permhost/sandbox"
 )
 
@@ -86,145 +87,31 @@ func loadExample(t testing.TB, name string) *host.Plugin {
 	return p
 }
 
-// transcriptRequests replays a recorded transcript the way permhost's
-// context builder does and returns the Request of each
-// session/request_permission, in order: session cwd and mode (session/new,
-// session/set_mode, current_mode_update), the agent from the initialize
-// answer, the tool call merged over its earlier tool_call and
-// tool_call_update notifications (toolName from _meta.claudeCode), and the
-// offered options with their durability. Shell and Paths are left to the
+// transcriptRequests returns the Request of each
+// session/request_permission of a shared transcript, in order, as permhost's
+// proxy builds it (policy.RecordedRequests). Shell and Paths are left to the
 // caller (see withLocationPaths): the shell analysis is not this package's,
 // and some tests want a request without paths.
 func transcriptRequests(t testing.TB, file string) []abi.Request {
 	t.Helper()
-	tr, err := acptest.LoadTranscript(filepath.Join(acptest.SharedDir(t), "transcripts", file))
+	f, err := os.Open(filepath.Join(acptest.SharedDir(t), "transcripts", file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	type toolCall struct {
-		ToolCallID string          `json:"toolCallId"`
-		Title      string          `json:"title"`
-		Kind       string          `json:"kind"`
-		Status     string          `json:"status"`
-		RawInput   json.RawMessage `json:"rawInput"`
-		Content    json.RawMessage `json:"content"`
-		Locations  []abi.Location  `json:"locations"`
-		Meta       struct {
-			ClaudeCode struct {
-				ToolName string `json:"toolName"`
-			} `json:"claudeCode"`
-		} `json:"_meta"`
+	defer f.Close()
+	lines, err := policy.ReadRecording(f)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
 	}
-	merge := func(into *abi.ToolCall, u toolCall) {
-		into.ID = u.ToolCallID
-		if u.Title != "" {
-			into.Title = u.Title
-		}
-		if u.Kind != "" {
-			into.Kind = u.Kind
-		}
-		if u.Status != "" {
-			into.Status = u.Status
-		}
-		if len(u.RawInput) > 0 && string(u.RawInput) != "null" {
-			into.RawInput = u.RawInput
-		}
-		if len(u.Content) > 0 && string(u.Content) != "null" {
-			into.Content = u.Content
-		}
-		if u.Locations != nil {
-			into.Locations = u.Locations
-		}
-		if n := u.Meta.ClaudeCode.ToolName; n != "" {
-			into.ToolName = n
-		}
-	}
-	var (
-		cwd, mode  string
-		agent      *abi.Peer
-		pendingNew json.RawMessage // id of session/new
-		calls      = map[string]*abi.ToolCall{}
-		reqs       []abi.Request
-	)
-	for _, e := range tr.Entries {
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-			Result json.RawMessage `json:"result"`
-		}
-		if err := json.Unmarshal(e.Msg, &msg); err != nil {
-			t.Fatalf("%s seq %d: %v", file, e.Seq, err)
-		}
-		switch {
-		case e.Dir == acptest.ClientToAgent && msg.Method == "session/new":
-			var p struct{ Cwd string }
-			json.Unmarshal(msg.Params, &p)
-			cwd, pendingNew = p.Cwd, msg.ID
-		case e.Dir == acptest.ClientToAgent && msg.Method == "session/set_mode":
-			var p struct{ ModeID string }
-			json.Unmarshal(msg.Params, &p)
-			mode = p.ModeID
-		case e.Dir == acptest.AgentToClient && msg.Result != nil && string(msg.ID) == "0" && agent == nil:
-			var r struct{ AgentInfo *abi.Peer }
-			json.Unmarshal(msg.Result, &r)
-			agent = r.AgentInfo
-		case e.Dir == acptest.AgentToClient && msg.Result != nil && string(msg.ID) == string(pendingNew):
-			var r struct {
-				Modes struct{ CurrentModeID string }
-			}
-			json.Unmarshal(msg.Result, &r)
-			mode = r.Modes.CurrentModeID
-		case msg.Method == "session/update":
-			var p struct {
-				Update struct {
-					SessionUpdate string `json:"sessionUpdate"`
-					CurrentModeID string `json:"currentModeId"`
-					toolCall
-				} `json:"update"`
-			}
-			json.Unmarshal(msg.Params, &p)
-			switch u := p.Update; u.SessionUpdate {
-			case "current_mode_update":
-				mode = u.CurrentModeID
-			case "tool_call", "tool_call_update":
-				if calls[u.ToolCallID] == nil {
-					calls[u.ToolCallID] = &abi.ToolCall{}
-				}
-				merge(calls[u.ToolCallID], u.toolCall)
-			}
-		case msg.Method == "session/request_permission":
-			var p struct {
-				SessionID string       `json:"sessionId"`
-				ToolCall  toolCall     `json:"toolCall"`
-				Options   []abi.Option `json:"options"`
-			}
-			if err := json.Unmarshal(msg.Params, &p); err != nil {
-				t.Fatalf("%s seq %d: %v", file, e.Seq, err)
-			}
-			tc := abi.ToolCall{}
-			if prior := calls[p.ToolCall.ToolCallID]; prior != nil {
-				tc = *prior
-			}
-			merge(&tc, p.ToolCall)
-			// A mode switch is durable whichever option it is; otherwise
-			// only the once kinds are not.
-			for i := range p.Options {
-				k := p.Options[i].Kind
-				p.Options[i].Durable = tc.Kind == abi.KindSwitchMode || (k != abi.OptionAllowOnce && k != abi.OptionRejectOnce)
-			}
-			reqs = append(reqs, abi.Request{
-				ABI:        abi.Current,
-				DecisionID: fmt.Sprintf("%s#%d", file, len(reqs)),
-				Session:    abi.Session{ID: p.SessionID, Cwd: cwd, Mode: mode, Agent: agent},
-				ToolCall:   tc,
-				Options:    p.Options,
-				Raw:        msg.Params,
-			})
-		}
+	reqs, err := policy.RecordedRequests(context.Background(), lines, "")
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
 	}
 	if len(reqs) == 0 {
 		t.Fatalf("%s: no permission request", file)
+	}
+	for i := range reqs {
+		reqs[i].Shell, reqs[i].Paths = nil, nil
 	}
 	return reqs
 }
