@@ -8,7 +8,10 @@
 #
 # FUZZTIME defaults to 30s; TARGET_REGEXP (default: every target) filters
 # "dir:FuzzName", e.g. 'acp:|FuzzDecodeDecision'. FUZZFLAGS adds flags to
-# each `go test`, e.g. FUZZFLAGS=-parallel=1 to leave a core free.
+# each `go test`, e.g. FUZZFLAGS=-parallel=1 to leave a core free. Each
+# target's outcome is appended to build/fuzz.tsv (UTC time, target, fuzz
+# time, ok or FAILED, executions), from which `make bench` writes the
+# fuzzing section of BENCHMARKS.md.
 set -u
 fuzztime=${1:-30s}
 filter=${2:-.}
@@ -27,6 +30,10 @@ if [ -z "$targets" ]; then
 	exit 2
 fi
 
+mkdir -p build
+results=build/fuzz.tsv
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 failed=""
 n=0
 for t in $targets; do
@@ -36,9 +43,15 @@ for t in $targets; do
 	echo "=== fuzz $dir $name for $fuzztime"
 	# Run in the package's directory so that nested modules (plugins/...)
 	# use their own go.mod.
-	if ! (cd "$dir" && go test ${FUZZFLAGS:-} -run '^$' -fuzz "^$name\$" -fuzztime "$fuzztime" .); then
-		failed="$failed $dir:$name"
+	(cd "$dir" && go test ${FUZZFLAGS:-} -run '^$' -fuzz "^$name\$" -fuzztime "$fuzztime" . 2>&1) | tee "$log"
+	# The pipe hides go test's exit status; its last lines tell.
+	status=ok
+	if grep -q '^FAIL' "$log" || ! grep -q '^ok' "$log"; then
+		status=FAILED
 	fi
+	[ "$status" = ok ] || failed="$failed $dir:$name"
+	execs=$(sed -n 's/.*execs: \([0-9]*\).*/\1/p' "$log" | tail -n 1)
+	printf '%s\t%s:%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%MZ)" "$dir" "$name" "$fuzztime" "$status" "${execs:-0}" >>"$results"
 done
 
 if [ -n "$failed" ]; then

@@ -51,6 +51,7 @@ func main() {
 	plugins := flag.String("plugins", "build/plugins", "`directory` of the built example plugins")
 	out := flag.String("out", "BENCHMARKS.md", "markdown `file` to write")
 	soak := flag.String("soak", "build/soak.md", "soak figures written by `make soak`, included when present")
+	fuzz := flag.String("fuzz", "build/fuzz.tsv", "fuzzing outcomes recorded by `make fuzz`, included when present")
 	flag.IntVar(&r.runs, "runs", 5, "repetitions of each measurement")
 	samples := flag.String("samples", "build/bench-samples.json", "`file` to keep every sample in, for -render")
 	only := flag.String("only", "", "run only the steps whose name matches this `regexp` (the table then lacks the others)")
@@ -61,6 +62,7 @@ func main() {
 		rep, err := loadSamples(*render)
 		if err == nil {
 			rep.soak = soakSection(*soak, *out)
+			rep.fuzz = fuzzSection(*fuzz, *out)
 			err = os.WriteFile(*out, []byte(rep.markdown()), 0o644)
 		}
 		if err != nil {
@@ -106,6 +108,7 @@ func main() {
 	rep.elapsed = time.Since(start)
 	rep.load1 = loadavg()
 	rep.soak = soakSection(*soak, *out)
+	rep.fuzz = fuzzSection(*fuzz, *out)
 	if err := saveSamples(*samples, rep); err != nil {
 		r.logf("keeping the samples: %v", err)
 	}

@@ -18,6 +18,7 @@ type report struct {
 	runs         int
 	samples      map[string][]float64
 	soak         string
+	fuzz         string // the fuzzing section
 	head         string // git revision measured; "" = the current one
 	failures     []string
 }
@@ -251,6 +252,12 @@ func (r *report) markdown() string {
 		w("%s\n", strings.TrimSpace(r.soak))
 	} else {
 		w("%s\n\nNot run yet on this revision: `make soak`.\n", soakHeading)
+	}
+	w("\n")
+	if r.fuzz != "" {
+		w("%s\n", strings.TrimSpace(r.fuzz))
+	} else {
+		w("%s\n\nNot run yet: `make fuzz FUZZTIME=5m`.\n", fuzzHeading)
 	}
 	return b.String()
 }
