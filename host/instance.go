@@ -35,6 +35,7 @@ type instance struct {
 	input    inputBuffer
 	enc      *json.Encoder
 	arena    arena
+	inputOff uint64 // the input's block, made on the first input_offset
 	outOff   uint64
 	outLen   uint64
 	outSet   bool
@@ -194,6 +195,7 @@ func (inst *instance) encode(req *abi.Request) error {
 // begin resets the per-call state.
 func (inst *instance) begin(collectLogs bool) {
 	inst.arena.reset()
+	inst.inputOff = 0
 	inst.outOff, inst.outLen, inst.outSet = 0, 0, false
 	inst.errMsg, inst.errSet = inst.errMsg[:0], false
 	inst.vars, inst.varBytes = inst.vars[:0], 0

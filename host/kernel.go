@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -264,6 +265,17 @@ var kernelFunctions = []struct {
 			panic(fault(KindTrap, "input_load_u64: offset %d past the input's %d bytes", s[0], len(in)))
 		}
 		s[0] = binary.LittleEndian.Uint64(in[s[0]:])
+	}},
+	// The input as a block, for PDKs that read it with load_u8/load_u64
+	// (the C PDK's extism_load_input). Made on first use, since most PDKs
+	// read it with input_load_*; made again if the plugin freed or changed it.
+	{"input_offset", none, i64, func(ctx context.Context, _ api.Module, s []uint64) {
+		inst := running(ctx)
+		in := inst.input
+		if b, ok := inst.arena.bytes(inst.inputOff); !ok || !bytes.Equal(b, in) {
+			inst.inputOff = inst.store(in)
+		}
+		s[0] = inst.inputOff
 	}},
 	{"alloc", i64, i64, func(ctx context.Context, _ api.Module, s []uint64) {
 		inst := running(ctx)

@@ -566,3 +566,15 @@ func TestInputTooLargeKeepsInstance(t *testing.T) {
 	assert.ElementsMatch(t, before, after)
 	assert.Equal(t, len(before), live)
 }
+
+// A plugin built with the Extism C PDK reads its input through
+// input_offset and load_u8/load_u64 on that block: every byte must be the
+// input's, on every call (the arena is reset between calls).
+func TestInputOffset(t *testing.T) {
+	p := load(t, "input_offset", Options{PoolSize: 1})
+	for i, id := range []string{"first", "a much longer decision id than the first one", "3"} {
+		d, err := p.Decide(context.Background(), request(id))
+		require.NoError(t, err, "call %d", i)
+		assert.Equal(t, abi.OutcomeAllow, d.Outcome, "call %d: the block named by input_offset is not the input", i)
+	}
+}
