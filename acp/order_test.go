@@ -119,3 +119,23 @@ func TestSlowHandlerReleasesLaterLines(t *testing.T) {
 	close(gate)
 	expect(t, "the answer, late", h.agentGets(), selected(`1`, "allow"))
 }
+
+// The client answers, then cancels the session before the handler has
+// relayed the answer: the agent gets the answer as given, then the cancel,
+// as the client sent them (not a cancelled outcome the client never sent).
+func TestAnswerThenSessionCancelKeepsTheAnswer(t *testing.T) {
+	var answered atomic.Int32
+	gate := make(chan struct{})
+	h := newHarness(t, Options{Handler: gatedForward(&answered, gate)})
+	h.sendAgent(permReq(`1`))
+	h.clientGets()
+	const cancel = `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s-1"}}` + "\n"
+	h.sendClient(selected(`1`, "allow"), cancel)
+	for answered.Load() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // let the cancel be read
+	close(gate)
+	expect(t, "the answer as given", h.agentGets(), selected(`1`, "allow"))
+	expect(t, "then the cancel", h.agentGets(), cancel)
+}

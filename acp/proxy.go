@@ -472,7 +472,9 @@ func (p *Proxy) cancelSession(params json.RawMessage) {
 	var now []*permission
 	p.mu.Lock()
 	for _, pp := range p.perms {
-		if pp.req.SessionID != c.SessionID || pp.done {
+		// A request the client answered before cancelling keeps that
+		// answer: its slot, ahead of the cancel, is the handler's to fill.
+		if pp.req.SessionID != c.SessionID || pp.done || pp.slot != nil {
 			continue
 		}
 		if pp.state == stateAsked {
