@@ -399,6 +399,7 @@ func (c *ClientConn) NewSession(ctx context.Context, cwd string) (string, error)
 		Modes     struct {
 			CurrentModeID string `json:"currentModeId"`
 		} `json:"modes"`
+		ConfigOptions json.RawMessage `json:"configOptions"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil || res.SessionID == "" {
 		if root != nil {
@@ -413,6 +414,7 @@ func (c *ClientConn) NewSession(ctx context.Context, cwd string) (string, error)
 	c.sessions[res.SessionID] = &clientSession{id: res.SessionID, cwd: cwd, resolved: resolved, root: root}
 	c.mu.Unlock()
 	c.state.setSession(res.SessionID, cwd, res.Modes.CurrentModeID)
+	c.state.setConfigOptions(res.SessionID, res.ConfigOptions)
 	return res.SessionID, nil
 }
 
@@ -708,8 +710,9 @@ func (c *ClientConn) update(params json.RawMessage) {
 		return
 	}
 	var k struct {
-		SessionUpdate string `json:"sessionUpdate"`
-		CurrentModeID string `json:"currentModeId"`
+		SessionUpdate string          `json:"sessionUpdate"`
+		CurrentModeID string          `json:"currentModeId"`
+		ConfigOptions json.RawMessage `json:"configOptions"`
 		Content       struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
@@ -742,6 +745,9 @@ func (c *ClientConn) update(params json.RawMessage) {
 	case "current_mode_update":
 		c.state.setMode(u.SessionID, k.CurrentModeID)
 		ev.Kind, ev.Mode = EventMode, k.CurrentModeID
+	case "config_option_update":
+		c.state.setConfigOptions(u.SessionID, k.ConfigOptions)
+		ev.Kind, ev.Update = EventUpdate, u.Update
 	default:
 		ev.Kind, ev.Update = EventUpdate, u.Update
 	}

@@ -16,6 +16,9 @@ const (
 	MethodSessionLoad       = "session/load"
 	MethodSessionResume     = "session/resume"
 	MethodSessionSetMode    = "session/set_mode"
+	// MethodSessionSetConfigOption sets a session config option; the one of
+	// category "mode" is the session's mode.
+	MethodSessionSetConfigOption = "session/set_config_option"
 )
 
 // CancelledResult is the result of a permission request that was not

@@ -319,7 +319,7 @@ func (p *Proxy) clientRequest(d decoded, line, body []byte) (_ []byte, ok bool) 
 	switch d.method {
 	case MethodInitialize:
 		line = p.clientInitialize(d, line, body)
-	case MethodSessionNew, MethodSessionLoad, MethodSessionResume, MethodSessionSetMode:
+	case MethodSessionNew, MethodSessionLoad, MethodSessionResume, MethodSessionSetMode, MethodSessionSetConfigOption:
 		r.params = d.msg.Params
 	}
 	p.mu.Lock()
@@ -587,8 +587,9 @@ func (p *Proxy) trackUpdate(params json.RawMessage) {
 		return
 	}
 	var k struct {
-		SessionUpdate string `json:"sessionUpdate"`
-		CurrentModeID string `json:"currentModeId"`
+		SessionUpdate string          `json:"sessionUpdate"`
+		CurrentModeID string          `json:"currentModeId"`
+		ConfigOptions json.RawMessage `json:"configOptions"`
 	}
 	if json.Unmarshal(u.Update, &k) != nil {
 		return
@@ -598,6 +599,8 @@ func (p *Proxy) trackUpdate(params json.RawMessage) {
 		p.state.updateToolCall(u.SessionID, u.Update)
 	case "current_mode_update":
 		p.state.setMode(u.SessionID, k.CurrentModeID)
+	case "config_option_update":
+		p.state.setConfigOptions(u.SessionID, k.ConfigOptions)
 	}
 }
 
@@ -660,6 +663,7 @@ func (p *Proxy) agentResponse(d decoded) (forward bool, err error) {
 			Modes     struct {
 				CurrentModeID string `json:"currentModeId"`
 			} `json:"modes"`
+			ConfigOptions json.RawMessage `json:"configOptions"`
 		}
 		_ = json.Unmarshal(r.params, &params)
 		_ = json.Unmarshal(d.msg.Result, &res)
@@ -668,6 +672,7 @@ func (p *Proxy) agentResponse(d decoded) (forward bool, err error) {
 			id = res.SessionID
 		}
 		p.state.setSession(id, params.Cwd, res.Modes.CurrentModeID)
+		p.state.setConfigOptions(id, res.ConfigOptions)
 	case MethodSessionSetMode:
 		var params struct {
 			SessionID string `json:"sessionId"`
@@ -675,6 +680,23 @@ func (p *Proxy) agentResponse(d decoded) (forward bool, err error) {
 		}
 		if json.Unmarshal(r.params, &params) == nil {
 			p.state.setMode(params.SessionID, params.ModeID)
+		}
+	case MethodSessionSetConfigOption:
+		var params struct {
+			SessionID string          `json:"sessionId"`
+			ConfigID  string          `json:"configId"`
+			Value     json.RawMessage `json:"value"`
+		}
+		var res struct {
+			ConfigOptions json.RawMessage `json:"configOptions"`
+		}
+		if json.Unmarshal(r.params, &params) != nil {
+			break
+		}
+		if json.Unmarshal(d.msg.Result, &res) == nil && len(res.ConfigOptions) > 0 {
+			p.state.setConfigOptions(params.SessionID, res.ConfigOptions)
+		} else {
+			p.state.setConfigOption(params.SessionID, params.ConfigID, params.Value)
 		}
 	}
 	return true, nil

@@ -330,3 +330,55 @@ func TestOwnMessageAfterUnterminatedLine(t *testing.T) {
 	expect(t, "unterminated line", h.clientGets(), "not json, no newline\n")
 	expect(t, "error", h.clientGets(), `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"permhost: gone before answering session/prompt"}}`+"\n")
 }
+
+// Agents that offer session config options report the mode as the option of
+// category "mode", and editors (told to prefer config options) change it
+// with session/set_config_option: the mode follows each.
+func TestModeFromConfigOptions(t *testing.T) {
+	got := make(chan *PermissionRequest, 1)
+	h := newHarness(t, Options{Handler: HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
+		got <- req
+		return Response{Result: CancelledResult}, nil
+	})})
+	options := func(mode string) string {
+		return `[{"id":"model","name":"Model","category":"model","type":"select","currentValue":"opus","options":[]},` +
+			`{"id":"mode","name":"Mode","category":"mode","type":"select","currentValue":"` + mode + `","options":[]}]`
+	}
+	modeNow := func(id string) string {
+		t.Helper()
+		h.sendAgent(permReq(id))
+		mode := waitFor(t, got, "request "+id).Session.Mode
+		expect(t, "the handler's answer", h.agentGets(), cancelled(id))
+		return mode
+	}
+	roundTrip := func(request, answer string) {
+		t.Helper()
+		h.sendClient(request + "\n")
+		h.agentGets()
+		h.sendAgent(answer + "\n")
+		h.clientGets()
+	}
+	roundTrip(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s-1","configOptions":`+options("ask")+`}}`)
+	expect(t, "mode from the session's config options", modeNow(`10`), "ask")
+
+	roundTrip(`{"jsonrpc":"2.0","id":2,"method":"session/set_config_option","params":{"sessionId":"s-1","configId":"mode","value":"plan"}}`,
+		`{"jsonrpc":"2.0","id":2,"result":{"configOptions":`+options("plan")+`}}`)
+	expect(t, "mode from the set_config_option answer", modeNow(`11`), "plan")
+
+	roundTrip(`{"jsonrpc":"2.0","id":3,"method":"session/set_config_option","params":{"sessionId":"s-1","configId":"mode","value":"code"}}`,
+		`{"jsonrpc":"2.0","id":3,"result":{}}`)
+	expect(t, "mode from the request, the answer listing nothing", modeNow(`12`), "code")
+
+	roundTrip(`{"jsonrpc":"2.0","id":4,"method":"session/set_config_option","params":{"sessionId":"s-1","configId":"model","value":"haiku"}}`,
+		`{"jsonrpc":"2.0","id":4,"result":{}}`)
+	expect(t, "another option leaves the mode", modeNow(`13`), "code")
+
+	roundTrip(`{"jsonrpc":"2.0","id":5,"method":"session/set_config_option","params":{"sessionId":"s-1","configId":"mode","value":"yolo"}}`,
+		`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"no such mode"}}`)
+	expect(t, "a refused change leaves the mode", modeNow(`14`), "code")
+
+	h.sendAgent(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":{"sessionUpdate":"config_option_update","configOptions":` + options("plan") + `}}}` + "\n")
+	h.clientGets()
+	expect(t, "mode from config_option_update", modeNow(`15`), "plan")
+}

@@ -146,6 +146,7 @@ var (
 	sessionUpdateValue = []byte(`"session/update"`)
 	toolCallMark       = []byte(`tool_call`)
 	modeUpdateMark     = []byte(`current_mode_update`)
+	configUpdateMark   = []byte(`config_option_update`)
 	permissionMark     = []byte(`request_permission`)
 )
 
@@ -165,6 +166,7 @@ func isPlainUpdate(line []byte) bool {
 	}
 	return !bytes.Contains(line, toolCallMark) &&
 		!bytes.Contains(line, modeUpdateMark) &&
+		!bytes.Contains(line, configUpdateMark) &&
 		!bytes.Contains(line, permissionMark)
 }
 

@@ -35,7 +35,10 @@ type SessionInfo struct {
 	Cwd string
 	// Mode is the current mode id: modes.currentModeId of the session's
 	// new/load/resume result, then each current_mode_update and successful
-	// session/set_mode.
+	// session/set_mode; or the value of the session config option of
+	// category "mode", which agents that offer config options report in the
+	// same result, in config_option_update and in the answer to
+	// session/set_config_option (clients are told to prefer it to modes).
 	Mode   string
 	Agent  Peer
 	Client Peer
@@ -52,6 +55,7 @@ type toolCall struct {
 
 type session struct {
 	id, cwd, mode string
+	modeOption    string // id of the config option of category "mode"
 	calls         map[string]*toolCall
 	order         []string // tool call ids, oldest first; may hold dropped ids
 }
@@ -118,6 +122,47 @@ func (s *state) setSession(id, cwd, mode string) {
 }
 
 func (s *state) setMode(id, mode string) { s.setSession(id, "", mode) }
+
+// setConfigOptions learns the mode from a session's full list of config
+// options (a session/new|load|resume or session/set_config_option result,
+// or a config_option_update): the current value of the option of category
+// "mode". A list without one changes nothing.
+func (s *state) setConfigOptions(sessionID string, options json.RawMessage) {
+	var opts []struct {
+		ID           string          `json:"id"`
+		Category     string          `json:"category"`
+		CurrentValue json.RawMessage `json:"currentValue"`
+	}
+	if sessionID == "" || len(options) == 0 || json.Unmarshal(options, &opts) != nil {
+		return
+	}
+	for _, o := range opts {
+		var v string
+		if o.Category != "mode" || o.ID == "" || json.Unmarshal(o.CurrentValue, &v) != nil || v == "" {
+			continue
+		}
+		s.mu.Lock()
+		ss := s.sessionLocked(sessionID)
+		ss.modeOption, ss.mode = o.ID, v
+		s.mu.Unlock()
+		return
+	}
+}
+
+// setConfigOption records a successful session/set_config_option whose
+// answer did not list the options: the mode changes when configID is the
+// session's mode option.
+func (s *state) setConfigOption(sessionID, configID string, value json.RawMessage) {
+	var v string
+	if sessionID == "" || json.Unmarshal(value, &v) != nil || v == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ss, ok := s.sessions[sessionID]; ok && ss.modeOption != "" && ss.modeOption == configID {
+		ss.mode = v
+	}
+}
 
 func (s *state) setClient(p Peer) {
 	s.mu.Lock()
