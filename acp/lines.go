@@ -113,9 +113,11 @@ type outWriter struct {
 // forward waits until the slots ahead are filled or released.
 const maxHeldBytes = 16 << 20
 
-// heldLine is a forwarded line (a copy) or an answer slot.
+// heldLine is a forwarded line (a copy), a message of permhost's own to
+// keep in order with them (msg), or an answer slot.
 type heldLine struct {
 	line []byte
+	msg  bool
 	slot *answerSlot
 }
 
@@ -205,6 +207,20 @@ func (o *outWriter) message(body []byte) error {
 	return o.fail(err)
 }
 
+// messageInOrder is message for a message that must follow the lines
+// forwarded before it: behind an answer slot it is held with them.
+func (o *outWriter) messageInOrder(body []byte) error {
+	o.mu.Lock()
+	if len(o.held) == 0 || o.err != nil {
+		o.mu.Unlock()
+		return o.message(body)
+	}
+	defer o.mu.Unlock()
+	o.held = append(o.held, heldLine{line: bytes.Clone(body), msg: true})
+	o.heldBytes += len(body)
+	return nil
+}
+
 // reserve holds the lines forwarded from now on until the returned slot is
 // filled, or released: at the latest after wait, when onRelease (if not
 // nil) is called and the held lines go on without it.
@@ -281,7 +297,11 @@ func (o *outWriter) drainLocked() error {
 			}
 			s.passed = true
 		} else {
-			err = o.writeLineLocked(h.line)
+			if h.msg {
+				err = o.writeMessageLocked(h.line)
+			} else {
+				err = o.writeLineLocked(h.line)
+			}
 			o.heldBytes -= len(h.line)
 		}
 		o.held[0] = heldLine{}

@@ -139,3 +139,34 @@ func TestAnswerThenSessionCancelKeepsTheAnswer(t *testing.T) {
 	expect(t, "the answer as given", h.agentGets(), selected(`1`, "allow"))
 	expect(t, "then the cancel", h.agentGets(), cancel)
 }
+
+// Behind a held answer, the client's session/cancel and the cancelled
+// outcomes it causes for requests still with their handlers reach the agent
+// in that order, after the answer.
+func TestSessionCancelBehindAnAnswerKeepsOrder(t *testing.T) {
+	var answered atomic.Int32
+	gate := make(chan struct{})
+	forward := gatedForward(&answered, gate)
+	started := make(chan struct{}, 1)
+	h := newHarness(t, Options{Handler: HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
+		if string(req.ID) == "2" { // a handler still deciding
+			started <- struct{}{}
+			<-ctx.Done()
+			return Response{}, ctx.Err()
+		}
+		return forward.RequestPermission(ctx, req, c)
+	})})
+	h.sendAgent(permReq(`1`), permReq(`2`))
+	h.clientGets()
+	<-started
+	const cancel = `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s-1"}}` + "\n"
+	h.sendClient(selected(`1`, "reject"), cancel)
+	for answered.Load() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // let the cancel be read
+	close(gate)
+	expect(t, "the held answer", h.agentGets(), selected(`1`, "reject"))
+	expect(t, "the cancel", h.agentGets(), cancel)
+	expect(t, "the outcome the cancel caused", h.agentGets(), cancelled(`2`))
+}

@@ -486,7 +486,7 @@ func (p *Proxy) cancelSession(params json.RawMessage) {
 	p.mu.Unlock()
 	for _, pp := range now {
 		p.log.Debug("session/cancel: answering a held permission request cancelled", "id", pp.key)
-		p.finish(pp, cancelledLine(pp.req.ID))
+		p.finishAfterClient(pp, cancelledLine(pp.req.ID))
 	}
 }
 
@@ -826,7 +826,15 @@ func selects(body []byte) bool {
 }
 
 // finish sends the agent its answer, once, and releases the request.
-func (p *Proxy) finish(pp *permission, body []byte) {
+func (p *Proxy) finish(pp *permission, body []byte) { p.finishWith(pp, body, p.toAgent.message) }
+
+// finishAfterClient is finish for an answer the client's latest line
+// caused (its session/cancel): it reaches the agent after that line.
+func (p *Proxy) finishAfterClient(pp *permission, body []byte) {
+	p.finishWith(pp, body, p.toAgent.messageInOrder)
+}
+
+func (p *Proxy) finishWith(pp *permission, body []byte, write func([]byte) error) {
 	p.mu.Lock()
 	if pp.done {
 		p.mu.Unlock()
@@ -845,7 +853,7 @@ func (p *Proxy) finish(pp *permission, body []byte) {
 	if slot != nil {
 		_ = slot.fill(body)
 	} else {
-		_ = p.toAgent.message(body)
+		_ = write(body)
 	}
 	pp.cancel()
 }
