@@ -75,6 +75,12 @@ type Engine struct {
 
 	ready chan struct{}
 	chain atomic.Pointer[host.Chain] // set before ready closes
+	// loading stands in for the chain until ready: the configured plugins
+	// as failing with ErrStillLoading. Decisions use it once waitOver is
+	// closed, load_wait after start.
+	loading   *host.Chain
+	waitOver  chan struct{}
+	waitTimer *time.Timer
 
 	mu      sync.Mutex // guards sources and retired
 	sources []*source
@@ -127,6 +133,11 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		}
 		e.sources = append(e.sources, s)
 	}
+	loading, err := e.loadingChain()
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	e.loading = loading
 	e.dlog = opts.Log
 	if e.dlog == nil {
 		l, err := OpenDecisionLog(cfg.LogPath, e.log)
@@ -135,6 +146,12 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		}
 		e.dlog, e.ownsLog = l, true
 	}
+	wait := cfg.LoadWait
+	if wait <= 0 {
+		wait = config.DefaultLoadWait
+	}
+	e.waitOver = make(chan struct{})
+	e.waitTimer = time.AfterFunc(wait, func() { close(e.waitOver) })
 	loadCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	e.cancel = cancel
 	e.bg.Add(1)
@@ -319,14 +336,44 @@ func (e *Engine) Bundles() map[string]int64 {
 	return out
 }
 
-// Run runs the chain on req once the plugins are loaded.
+// ErrStillLoading is the failure of a plugin that had not loaded by the
+// time a decision stopped waiting for it (load_wait after start).
+var ErrStillLoading = errors.New("policy: plugin still loading")
+
+// Run runs the chain on req once the plugins are loaded, or, from load_wait
+// after start, with the plugins still loading counted as failed.
 func (e *Engine) Run(ctx context.Context, req abi.Request) host.Verdict {
 	select {
 	case <-e.ready:
+	case <-e.waitOver:
+		select {
+		case <-e.ready:
+		default:
+			return e.loading.Run(ctx, req)
+		}
 	case <-ctx.Done():
 		return host.Verdict{Outcome: abi.OutcomeCancel, Reason: "cancelled while plugins loaded"}
 	}
 	return e.chain.Load().Run(ctx, req)
+}
+
+// loadingChain is the chain while plugins load: each configured plugin
+// (bundles' included) fails with ErrStillLoading, so that its failure
+// policy decides what its absence means; Options.Members run as usual.
+func (e *Engine) loadingChain() (*host.Chain, error) {
+	var members []host.Member
+	for _, s := range e.sources {
+		pcs := e.cfg.Plugins
+		if s.manifest != nil {
+			pcs = s.manifest.Plugins
+		}
+		for _, pc := range pcs {
+			members = append(members, host.Member{Name: pc.Name, Layer: pc.Layer, Policy: host.FailurePolicy(pc.FailurePolicy),
+				Plugin: failed{&host.Error{Kind: host.KindLoad, Plugin: pc.Name, Err: ErrStillLoading}}})
+		}
+	}
+	members = append(members, e.extra...)
+	return host.NewChain(host.ChainOptions{Members: members, Logger: e.log, Now: e.now})
 }
 
 // Close stops loading and reloading, closes the plugins and flushes the
@@ -334,6 +381,7 @@ func (e *Engine) Run(ctx context.Context, req abi.Request) host.Verdict {
 func (e *Engine) Close(ctx context.Context) error {
 	var errs []error
 	e.closeOnce.Do(func() {
+		e.waitTimer.Stop()
 		e.cancel()
 		e.bg.Wait()
 		e.mu.Lock()

@@ -61,6 +61,12 @@ const (
 	FailureMonitor = "monitor"
 )
 
+// DefaultLoadWait is load_wait when absent: long enough for several
+// standard Go plugins to compile on a loaded 2-core machine (~3 s of CPU
+// each), short enough that an agent is not left waiting for ever on a
+// plugin whose compile never ends.
+const DefaultLoadWait = time.Minute
+
 // Layers, run in this order.
 const (
 	LayerAdmin = "admin"
@@ -77,7 +83,11 @@ type Config struct {
 	File          string
 	Strategy      string
 	PersonTimeout time.Duration // 0 = wait for the person without limit
-	OnUndecided   string
+	// LoadWait is how long after start a decision waits for plugins that
+	// are still loading (compiling); then those count as failed for it.
+	// 0 means DefaultLoadWait.
+	LoadWait    time.Duration
+	OnUndecided string
 	// LogPath is the decision log, absolute; empty = off.
 	LogPath string
 	Plugins []Plugin
@@ -188,6 +198,7 @@ func parse(data []byte, name, dir, abs string) (*Config, error) {
 			cfg.Strategy = c.enum(k, v, StrategySequential, StrategyRace)
 		},
 		"person_timeout": func(k string, v any) { cfg.PersonTimeout = c.duration(k, v, 0, 24*time.Hour) },
+		"load_wait":      func(k string, v any) { cfg.LoadWait = c.duration(k, v, time.Millisecond, 10*time.Minute) },
 		"headless": func(k string, v any) {
 			c.table(k, c.asTable(k, v), map[string]func(string, any){
 				"on_undecided": func(k string, v any) {

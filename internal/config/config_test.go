@@ -30,6 +30,7 @@ func write(t *testing.T, files map[string]string) string {
 
 const full = `strategy = "race"
 person_timeout = "30s"
+load_wait = "45s"
 
 [headless]
 on_undecided = "prompt"
@@ -59,7 +60,7 @@ func TestLoadFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Strategy != "race" || cfg.PersonTimeout != 30*time.Second || cfg.OnUndecided != "prompt" {
+	if cfg.Strategy != "race" || cfg.PersonTimeout != 30*time.Second || cfg.LoadWait != 45*time.Second || cfg.OnUndecided != "prompt" {
 		t.Errorf("top level = %+v", cfg)
 	}
 	if cfg.LogPath != filepath.Join(dir, "decisions.jsonl") {
@@ -71,7 +72,7 @@ func TestLoadFull(t *testing.T) {
 	p := cfg.Plugins[0]
 	want := config.Plugin{Name: "no-rm", Path: filepath.Join(dir, "no-rm.wasm"),
 		SHA256:  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-		Timeout: 250 * time.Millisecond, Memory: 16 << 20, FailurePolicy: "monitor", Layer: "team", Line: 10}
+		Timeout: 250 * time.Millisecond, Memory: 16 << 20, FailurePolicy: "monitor", Layer: "team", Line: 11}
 	gotCfg := string(p.Config)
 	p.Config = nil
 	if !reflect.DeepEqual(p, want) {
@@ -114,6 +115,7 @@ func TestMistakes(t *testing.T) {
 		{"duration out of range", plugin + "timeout = \"2h\"\n", 4, "plugin[0].timeout", "out of range"},
 		{"bad size", plugin + "memory = \"32 potatoes\"\n", 4, "plugin[0].memory", `"32 potatoes" is not a size`},
 		{"size too small", plugin + "memory = \"1KiB\"\n", 4, "plugin[0].memory", "out of range"},
+		{"no load wait", "load_wait = \"0s\"\n", 1, "load_wait", "out of range [1ms, 10m0s]"},
 		{"unknown strategy", "strategy = \"parallel\"\n", 1, "strategy", `"parallel" is not one of sequential, race`},
 		{"unknown headless policy", "[headless]\non_undecided = \"allow\"\n", 2, "headless.on_undecided", "is not one of reject, cancel, prompt"},
 		{"unknown failure policy", plugin + "failure_policy = \"open\"\n", 4, "plugin[0].failure_policy", "is not one of closed, abstain, monitor"},

@@ -1,0 +1,54 @@
+package policy_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/policy"
+)
+
+// A plugin still loading when load_wait runs out counts as failed for the
+// decisions that stop waiting for it (its failure policy, here closed,
+// sends them to the person with one-time options); once it has loaded, it
+// decides.
+func TestDecisionsStopWaitingForLoadingPlugins(t *testing.T) {
+	path, err := filepath.Abs("../host/testdata/slow_init.wasm") // its _initialize takes 150 ms
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Strategy: config.StrategySequential, LoadWait: time.Millisecond,
+		Plugins: []config.Plugin{{Name: "slow", Path: path, Timeout: time.Second, Memory: 16 << 20,
+			FailurePolicy: config.FailureClosed, Layer: config.LayerUser}}}
+	e, err := policy.New(context.Background(), policy.Options{Config: cfg, CacheDir: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	req := abi.Request{ABI: abi.Current, Options: []abi.Option{{OptionID: "a", Kind: abi.OptionAllowOnce}, {OptionID: "r", Kind: abi.OptionRejectOnce}}}
+
+	start := time.Now()
+	v := e.Run(context.Background(), req)
+	if waited := time.Since(start); waited > 100*time.Millisecond {
+		t.Errorf("the decision waited %v for a loading plugin with load_wait 1ms", waited)
+	}
+	if len(v.Votes) != 1 || !errors.Is(v.Votes[0].Err, policy.ErrStillLoading) {
+		t.Fatalf("votes while loading = %+v", v.Votes)
+	}
+	if lp := policy.LogPlugins(v.Votes); lp[0].Failure == nil || lp[0].Failure.Kind != "load" {
+		t.Errorf("decision log while loading = %+v, want a load failure", lp[0])
+	}
+	if v.Outcome != abi.OutcomeAsk || v.Fallback == "" {
+		t.Fatalf("verdict while loading = %s (fallback %q), want the closed policy's ask", v.Outcome, v.Fallback)
+	}
+
+	<-e.Ready()
+	v = e.Run(context.Background(), req)
+	if len(v.Votes) != 1 || v.Votes[0].Err != nil || v.Outcome != abi.OutcomeAllow {
+		t.Fatalf("verdict once loaded = %s, votes %+v", v.Outcome, v.Votes)
+	}
+}
