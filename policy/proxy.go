@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
@@ -416,4 +415,3 @@ func (h proxyHandler) race(ctx context.Context, pr *acp.PermissionRequest, req a
 	}
 }
 
-var _ = time.Now
