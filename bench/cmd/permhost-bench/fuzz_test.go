@@ -13,6 +13,7 @@ func TestRenderFuzz(t *testing.T) {
 		"2026-11-30T03:00Z\thost:FuzzManifest\t30s\tok\t5",
 		"2026-11-30T03:30Z\thost:FuzzManifest\t30s\tFAILED\t3",
 		"2026-11-30T03:00Z\tabi:FuzzDecision\t1m\tFAILED\t0",
+		"2026-11-30T03:00Z\tsandbox:FuzzInstrument\t5m\tok-go75804\t42",
 		"not a record",
 	}, "\n")
 	got := renderFuzz(parseFuzzRuns(tsv))
@@ -20,7 +21,8 @@ func TestRenderFuzz(t *testing.T) {
 		"| `acp:FuzzLines` | 5m | 7000000 | 2026-11-30T04:00Z | clean |", // the longest clean run; the old failure was fixed
 		"| `host:FuzzManifest` | 30s | 5 | 2026-11-30T03:00Z | clean, then **failed** (30s, 2026-11-30T03:30Z) |",
 		"| `abi:FuzzDecision` | | | 2026-11-30T03:00Z | **failed**, no clean run |",
-		"1 of 3 targets ran clean for at least 5 minutes.",
+		"| `sandbox:FuzzInstrument` | 5m | 42 | 2026-11-30T03:00Z | clean; the run ended on Go's fuzz-coordinator deadline race",
+		"2 of 4 targets ran clean for at least 5 minutes.",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in\n%s", want, got)
