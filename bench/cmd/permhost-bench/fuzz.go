@@ -61,7 +61,7 @@ func renderFuzz(runs []fuzzRun) string {
 			s.failed = r
 			continue
 		}
-		if s.best == nil || duration(r.fuzztime) >= duration(s.best.fuzztime) {
+		if better(r, s.best) {
 			s.best = r
 		}
 		if s.failed != nil && s.failed.at <= r.at {
@@ -106,6 +106,21 @@ func renderFuzz(runs []fuzzRun) string {
 const statusCoordinatorRace = "ok-go75804"
 
 func clean(status string) bool { return status == "ok" || status == statusCoordinatorRace }
+
+// better reports whether clean run r beats best: a longer fuzz time, then a
+// plain clean end over one on the coordinator race, then the later run.
+func better(r, best *fuzzRun) bool {
+	if best == nil {
+		return true
+	}
+	if d, bd := duration(r.fuzztime), duration(best.fuzztime); d != bd {
+		return d > bd
+	}
+	if (r.status == "ok") != (best.status == "ok") {
+		return r.status == "ok"
+	}
+	return true
+}
 
 func duration(s string) time.Duration {
 	d, err := time.ParseDuration(s)

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -147,6 +148,17 @@ var fallbackFixtures = []struct{ name, ends string }{
 	{"unreachable", "trap"},
 }
 
+// busy reports whether a load average ("1m 5m 15m") shows other work on the
+// machine: the last minute's above three quarters of the cores.
+func busy(load string) bool {
+	f := strings.Fields(load)
+	if len(f) == 0 {
+		return true
+	}
+	l, err := strconv.ParseFloat(f[0], 64)
+	return err != nil || l > 0.75*float64(runtime.NumCPU())
+}
+
 func (r *report) markdown() string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -155,8 +167,12 @@ func (r *report) markdown() string {
 	w("Each figure is the median of %d runs with the spread (min–max) in parentheses; every comparison ran side by side in this one invocation. ", r.runs)
 	w("How each row is measured is in `bench/doc.go` and `bench/cmd/permhost-bench`.\n\n")
 	w("Machine: %d CPUs (`nproc`), %s, %s/%s, %s, git %s. Load average (1, 5, 15 min) %s at the start, %s at the end: ", runtime.NumCPU(), cpuModel(), runtime.GOOS, runtime.GOARCH, goVersion(), cmp.Or(r.head, gitHead()), r.load0, r.load1)
-	w("the machine was shared with other builds and tests while this ran, so absolute times are inflated and noisy; the ratios between rows of one run are the meaningful figures.\n\n")
-	w("Reproduce: `make bench` (about 10 minutes; needs `make build plugins`, which it runs).\n\n")
+	if busy(r.load0) {
+		w("the machine was shared with other builds and tests while this ran, so absolute times are inflated and noisy; the ratios between rows of one run are the meaningful figures.\n\n")
+	} else {
+		w("nothing else ran alongside (the load is this program's own and the tail of earlier work); absolute times are this VM's, the ratios between rows of one run travel best.\n\n")
+	}
+	w("Reproduce: `make bench` (3–10 minutes; needs `make build plugins`, which it runs); one step alone: `go run ./bench/cmd/permhost-bench -only 'cold start' -out /tmp/b.md`.\n\n")
 
 	for _, f := range r.failures {
 		if i := strings.IndexByte(f, '\n'); i >= 0 {
