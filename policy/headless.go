@@ -114,6 +114,14 @@ func (h headlessHandler) DecidePermission(ctx context.Context, pr *acp.Permissio
 	return acp.PermissionDecision{OptionID: d.entry.OptionID, DecidedBy: d.entry.DecidedBy, Reason: reason, DecisionID: req.DecisionID}, nil
 }
 
+// pastDeadline reports whether ctx's deadline has passed. A plugin stopped
+// by its own timer at that deadline can return a moment before ctx itself
+// is marked done; its failure is then the deadline's, not the plugin's.
+func pastDeadline(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
+}
+
 // decide runs the chain and, for an undecided request, the headless policy.
 func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, req abi.Request, berr error, entry LogEntry) headlessDecision {
 	var v host.Verdict
@@ -125,7 +133,7 @@ func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, 
 	default:
 		v = h.e.Run(ctx, req)
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || pastDeadline(ctx) {
 		return headlessDecision{decision: decision{entry: entry}, expired: true}
 	}
 	entry.Plugins = LogPlugins(v.Votes)
@@ -143,7 +151,7 @@ func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, 
 	if h.askLeader(ctx, &d, req, v, shown, &why) {
 		return d
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || pastDeadline(ctx) {
 		return headlessDecision{decision: d.decision, expired: true}
 	}
 	mode := h.opts.OnUndecided
@@ -174,7 +182,7 @@ func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, 
 	}
 	id, err := h.opts.Ask(ctx, q)
 	switch {
-	case ctx.Err() != nil:
+	case ctx.Err() != nil || pastDeadline(ctx):
 		return headlessDecision{decision: d.decision, expired: true}
 	case errors.Is(err, prompt.ErrDeclined):
 		d.entry.Person.Answer = "cancelled"
