@@ -27,6 +27,17 @@ func gatedForward(answered *atomic.Int32, gate <-chan struct{}) Handler {
 	})
 }
 
+// oneGatedRequest is a proxy whose handler forwards each request and holds
+// the client's answer until gate is closed, with request 1 forwarded to the
+// client already.
+func oneGatedRequest(t *testing.T) (h *harness, answered *atomic.Int32, gate chan struct{}) {
+	answered, gate = new(atomic.Int32), make(chan struct{})
+	h = newHarness(t, Options{Handler: gatedForward(answered, gate)})
+	h.sendAgent(permReq(`1`))
+	h.clientGets()
+	return h, answered, gate
+}
+
 // The client's answers reach their handlers even while no handler has
 // relayed its answer yet: reading from the client never waits for a
 // handler. (Waiting for each handler in turn, as permhost once did, made
@@ -66,11 +77,7 @@ func TestClientAnswersDoNotWaitForHandlers(t *testing.T) {
 // (not the permission answer's place) until it does; the client's end of
 // input then waits for them too.
 func TestLaterLinesWaitBehindTheAnswer(t *testing.T) {
-	var answered atomic.Int32
-	gate := make(chan struct{})
-	h := newHarness(t, Options{Handler: gatedForward(&answered, gate)})
-	h.sendAgent(permReq(`1`))
-	h.clientGets()
+	h, answered, gate := oneGatedRequest(t)
 	later := []string{
 		`{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"sessionId":"s-1","prompt":[]}}` + "\n",
 		`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"other"}}` + "\n",
@@ -104,11 +111,7 @@ func TestSlowHandlerReleasesLaterLines(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits answerOrderWait")
 	}
-	var answered atomic.Int32
-	gate := make(chan struct{})
-	h := newHarness(t, Options{Handler: gatedForward(&answered, gate)})
-	h.sendAgent(permReq(`1`))
-	h.clientGets()
+	h, _, gate := oneGatedRequest(t)
 	const after = `{"jsonrpc":"2.0","method":"_test/after"}` + "\n"
 	start := time.Now()
 	h.sendClient(selected(`1`, "allow"), after)
@@ -120,24 +123,29 @@ func TestSlowHandlerReleasesLaterLines(t *testing.T) {
 	expect(t, "the answer, late", h.agentGets(), selected(`1`, "allow"))
 }
 
-// The client answers, then cancels the session before the handler has
-// relayed the answer: the agent gets the answer as given, then the cancel,
-// as the client sent them (not a cancelled outcome the client never sent).
-func TestAnswerThenSessionCancelKeepsTheAnswer(t *testing.T) {
-	var answered atomic.Int32
-	gate := make(chan struct{})
-	h := newHarness(t, Options{Handler: gatedForward(&answered, gate)})
-	h.sendAgent(permReq(`1`))
-	h.clientGets()
-	const cancel = `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s-1"}}` + "\n"
-	h.sendClient(selected(`1`, "allow"), cancel)
+const sessionCancel = `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s-1"}}` + "\n"
+
+// answerThenCancel has the client answer request 1 and cancel the session
+// at once, lets the gated handlers relay, and checks that the agent gets the
+// answer as given and then the cancel.
+func answerThenCancel(t *testing.T, h *harness, answered *atomic.Int32, gate chan struct{}, option string) {
+	t.Helper()
+	h.sendClient(selected(`1`, option), sessionCancel)
 	for answered.Load() < 1 {
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(20 * time.Millisecond) // let the cancel be read
 	close(gate)
-	expect(t, "the answer as given", h.agentGets(), selected(`1`, "allow"))
-	expect(t, "then the cancel", h.agentGets(), cancel)
+	expect(t, "the answer as given", h.agentGets(), selected(`1`, option))
+	expect(t, "then the cancel", h.agentGets(), sessionCancel)
+}
+
+// The client answers, then cancels the session before the handler has
+// relayed the answer: the agent gets the answer as given, then the cancel,
+// as the client sent them (not a cancelled outcome the client never sent).
+func TestAnswerThenSessionCancelKeepsTheAnswer(t *testing.T) {
+	h, answered, gate := oneGatedRequest(t)
+	answerThenCancel(t, h, answered, gate, "allow")
 }
 
 // Behind a held answer, the client's session/cancel and the cancelled
@@ -159,14 +167,6 @@ func TestSessionCancelBehindAnAnswerKeepsOrder(t *testing.T) {
 	h.sendAgent(permReq(`1`), permReq(`2`))
 	h.clientGets()
 	<-started
-	const cancel = `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s-1"}}` + "\n"
-	h.sendClient(selected(`1`, "reject"), cancel)
-	for answered.Load() < 1 {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond) // let the cancel be read
-	close(gate)
-	expect(t, "the held answer", h.agentGets(), selected(`1`, "reject"))
-	expect(t, "the cancel", h.agentGets(), cancel)
+	answerThenCancel(t, h, &answered, gate, "reject")
 	expect(t, "the outcome the cancel caused", h.agentGets(), cancelled(`2`))
 }
