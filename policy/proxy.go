@@ -414,4 +414,3 @@ func (h proxyHandler) race(ctx context.Context, pr *acp.PermissionRequest, req a
 		}
 	}
 }
-
