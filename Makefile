@@ -48,9 +48,11 @@ check:
 	$(MAKE) test-race
 
 # Measurements (BENCHMARKS.md explains each row). bench: every comparison
-# side by side in one run, ~10 min; soak: 1,000,000 messages and 10,000
-# permission requests through the real binary, ~15 min; fuzz: every native
-# fuzz target for FUZZTIME each (FUZZ filters "dir:FuzzName").
+# side by side in one run, 3-10 min; soak: 1,000,000 messages and 10,000
+# permission requests through the real binary, ~1 min; fuzz: every native
+# fuzz target for FUZZTIME each (FUZZ filters "dir:FuzzName"; FUZZFLAGS,
+# e.g. -parallel=1, go to each go test), outcomes appended to
+# build/fuzz.tsv, which the next `make bench` tabulates.
 FUZZTIME ?= 30s
 FUZZ     ?= .
 
