@@ -261,7 +261,11 @@ func drive(ctx context.Context, s runSetup) int {
 	finished := make(chan struct{})
 	defer close(finished)
 	go func() {
+		// main's context ends on the same first Ctrl-C that sigs receives,
+		// in either order: signals alone are counted.
 		n := 0
+		turnDone := turnCtx.Done()
+		var giveUp <-chan time.Time
 		for {
 			select {
 			case <-sigs:
@@ -269,22 +273,17 @@ func drive(ctx context.Context, s runSetup) int {
 				if n == 1 {
 					out.note("cancelling the turn (press Ctrl-C again to stop the agent now)")
 					cancelTurn()
-				} else {
-					out.note("stopping the agent")
-					agent.Close()
+					continue
 				}
-			case <-turnCtx.Done():
+				out.note("stopping the agent")
+				agent.Close()
+				return
+			case <-turnDone:
 				// An agent that never answers the cancellation is stopped.
-				select {
-				case <-time.After(runCancelWait):
-					out.note(fmt.Sprintf("the agent did not end the turn within %v of the cancellation; stopping it", runCancelWait))
-					agent.Close()
-				case <-finished:
-					return
-				case <-sigs:
-					out.note("stopping the agent")
-					agent.Close()
-				}
+				turnDone, giveUp = nil, time.After(runCancelWait)
+			case <-giveUp:
+				out.note(fmt.Sprintf("the agent did not end the turn within %v of the cancellation; stopping it", runCancelWait))
+				agent.Close()
 				return
 			case <-finished:
 				return
