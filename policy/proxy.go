@@ -315,36 +315,44 @@ func (h proxyHandler) personAnswered(ctx context.Context, req abi.Request, shown
 		h.setAnswer(&d, req, "", true)
 		return d
 	}
-	var res struct {
+	outcome, optionID := outcomeOf(ans.Result)
+	d.entry.DecidedBy = ByPerson
+	switch {
+	case outcome == "cancelled":
+		d.entry.Person.Answer = "cancelled"
+		d.line = ans.Line
+		d.entry.Outcome = "cancelled"
+	case outcome == "selected" && offeredIn(shown, optionID):
+		d.entry.Person.Answer = optionID
+		d.line = ans.Line
+		d.entry.Outcome, d.entry.OptionID = "selected", optionID
+		for _, o := range req.Options {
+			if o.OptionID == optionID {
+				d.entry.OptionKind = o.Kind
+			}
+		}
+	default:
+		d.entry.Person.Answer, d.entry.Person.Refused = optionID, true
+		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, fmt.Sprintf("the editor answered %q, which was not offered", optionID)
+		h.e.log.Warn("the editor's answer named an option that was not offered; the agent gets the reject option", "decisionId", req.DecisionID, "answer", optionID)
+		a := builtin.Headless(req.Options)
+		h.setAnswer(&d, req, a.OptionID, a.Cancelled)
+	}
+	return d
+}
+
+// outcomeOf reads a session/request_permission result: its outcome
+// ("selected" or "cancelled") and, when selected, the option id. Anything
+// unreadable gives empty strings.
+func outcomeOf(result json.RawMessage) (outcome, optionID string) {
+	var r struct {
 		Outcome struct {
 			Outcome  string `json:"outcome"`
 			OptionID string `json:"optionId"`
 		} `json:"outcome"`
 	}
-	_ = json.Unmarshal(ans.Result, &res)
-	d.entry.DecidedBy = ByPerson
-	switch {
-	case res.Outcome.Outcome == "cancelled":
-		d.entry.Person.Answer = "cancelled"
-		d.line = ans.Line
-		d.entry.Outcome = "cancelled"
-	case res.Outcome.Outcome == "selected" && offeredIn(shown, res.Outcome.OptionID):
-		d.entry.Person.Answer = res.Outcome.OptionID
-		d.line = ans.Line
-		d.entry.Outcome, d.entry.OptionID = "selected", res.Outcome.OptionID
-		for _, o := range req.Options {
-			if o.OptionID == res.Outcome.OptionID {
-				d.entry.OptionKind = o.Kind
-			}
-		}
-	default:
-		d.entry.Person.Answer, d.entry.Person.Refused = res.Outcome.OptionID, true
-		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, fmt.Sprintf("the editor answered %q, which was not offered", res.Outcome.OptionID)
-		h.e.log.Warn("the editor's answer named an option that was not offered; the agent gets the reject option", "decisionId", req.DecisionID, "answer", res.Outcome.OptionID)
-		a := builtin.Headless(req.Options)
-		h.setAnswer(&d, req, a.OptionID, a.Cancelled)
-	}
-	return d
+	_ = json.Unmarshal(result, &r)
+	return r.Outcome.Outcome, r.Outcome.OptionID
 }
 
 func idsOf(opts []abi.Option) []string {

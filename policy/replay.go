@@ -287,17 +287,11 @@ func answerOf(m rpcShape) string {
 	if m.Error != nil {
 		return "error"
 	}
-	var r struct {
-		Outcome struct {
-			Outcome  string `json:"outcome"`
-			OptionID string `json:"optionId"`
-		} `json:"outcome"`
+	outcome, optionID := outcomeOf(m.Result)
+	if outcome == "selected" {
+		return optionID
 	}
-	_ = json.Unmarshal(m.Result, &r)
-	if r.Outcome.Outcome == "selected" {
-		return r.Outcome.OptionID
-	}
-	return r.Outcome.Outcome
+	return outcome
 }
 
 // recordedAnswers returns a function giving, for the permission request at
