@@ -8,6 +8,22 @@ import (
 	"testing"
 )
 
+// readLines reads in through a lineReader, each line a copy.
+func readLines(t testing.TB, in []byte) [][]byte {
+	r := newLineReader(bytes.NewReader(in), DefaultMaxLineBytes, "agent")
+	var lines [][]byte
+	for {
+		l, err := r.next()
+		if err == io.EOF {
+			return lines
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, bytes.Clone(l))
+	}
+}
+
 func TestLineReader(t *testing.T) {
 	long := strings.Repeat("x", 3*readBufferSize+17)
 	cases := []struct {
@@ -25,16 +41,8 @@ func TestLineReader(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := newLineReader(strings.NewReader(c.in), DefaultMaxLineBytes, "agent")
 			var got []string
-			for {
-				l, err := r.next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+			for _, l := range readLines(t, []byte(c.in)) {
 				got = append(got, string(l))
 			}
 			if strings.Join(got, "|") != strings.Join(c.want, "|") || len(got) != len(c.want) {
@@ -155,16 +163,8 @@ func FuzzLines(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		r := newLineReader(bytes.NewReader(in), DefaultMaxLineBytes, "agent")
 		var out []byte
-		for {
-			l, err := r.next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, l := range readLines(t, in) {
 			if i := bytes.IndexByte(l, '\n'); i >= 0 && i != len(l)-1 {
 				t.Fatalf("line with an inner newline: %q", l)
 			}
