@@ -360,14 +360,7 @@ func waitLine(t *testing.T, lines chan string, prefix string) {
 
 func waitExit(t *testing.T, c *exec.Cmd) int {
 	t.Helper()
-	done := make(chan struct{})
-	go func() { c.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(runWait):
-		t.Fatal("permhost run did not exit")
-	}
-	return c.ProcessState.ExitCode()
+	return pxWaitExit(t, c, runWait)
 }
 
 func TestRunCtrlC(t *testing.T) {

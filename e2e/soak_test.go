@@ -340,31 +340,17 @@ func runSoakSegment(t *testing.T, agent, cfg string, env []string, lines, perms 
 			t.Errorf("no error reply to the pending prompt when the agent crashed\n%s", stderr)
 		}
 		stdinPipe.Close()
-		if code := waitCode(t, cmd); code == 0 {
+		if code := pxWaitExit(t, cmd, 30*time.Second); code == 0 {
 			t.Errorf("permhost exited 0 after the agent crashed")
 		}
 		return s
 	}
 	stdinPipe.Close()
 	io.Copy(io.Discard, in)
-	if code := waitCode(t, cmd); code != 0 {
+	if code := pxWaitExit(t, cmd, 30*time.Second); code != 0 {
 		t.Errorf("permhost exited %d\n%s", code, stderr)
 	}
 	return s
-}
-
-func waitCode(t *testing.T, cmd *exec.Cmd) int {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-		return cmd.ProcessState.ExitCode()
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("permhost did not exit within 30 s")
-		return -1
-	}
 }
 
 // procSample reads a process's resident set (KiB), threads and open fds.
