@@ -712,6 +712,13 @@ func (f *frameCode) afterBulk(out []byte) []byte {
 		out = append(out, 0x10)
 		return appendU32(out, rw.slowFunc)
 	}
+	return rw.appendSlowIfSpent(out)
+}
+
+// appendSlowIfSpent appends
+//
+//	global.get $budget; i32.const 0; i32.lt_s; if; call $slow; end
+func (rw *rewriter) appendSlowIfSpent(out []byte) []byte {
 	out = append(out, 0x23)
 	out = appendU32(out, rw.budget)
 	out = append(out, 0x41, 0x00, 0x48, 0x04, 0x40, 0x10)
@@ -731,11 +738,7 @@ func (rw *rewriter) appendCheck(out []byte, w int) []byte {
 	out = appendS64(out, int64(w))
 	out = append(out, 0x6b, 0x24)
 	out = appendU32(out, rw.budget)
-	out = append(out, 0x23)
-	out = appendU32(out, rw.budget)
-	out = append(out, 0x41, 0x00, 0x48, 0x04, 0x40, 0x10)
-	out = appendU32(out, rw.slowFunc)
-	return append(out, 0x0b)
+	return rw.appendSlowIfSpent(out)
 }
 
 // slowBody is the function the checks call when the budget runs out:
