@@ -590,6 +590,17 @@ func members(t *testing.T, obj json.RawMessage) []objectMember {
 	return out
 }
 
+// keepsAgentMeta checks that every member of the agent's _meta is in got
+// unchanged; what names the message for the errors.
+func keepsAgentMeta(t *testing.T, what string, got, agentMeta json.RawMessage) {
+	t.Helper()
+	for _, am := range members(t, orEmpty(agentMeta)) {
+		if v := member(t, got, am.key); !bytes.Equal(v, am.value) {
+			t.Errorf("%s _meta.%s = %s, want the agent's %s", what, am.key, v, am.value)
+		}
+	}
+}
+
 // without returns obj without the member key (compactly joined) and that
 // member's value (nil when absent).
 func without(t *testing.T, obj json.RawMessage, key string) (rest []byte, value json.RawMessage) {
@@ -656,11 +667,7 @@ func (r *pipelineRun) decisionUpdate(p permRequest) (int, permhostDecision) {
 	if !bytes.Equal(gotFields, wantFields) {
 		t.Errorf("the update does not carry the request's tool-call fields:\n got %s\nwant %s", gotFields, wantFields)
 	}
-	for _, am := range members(t, orEmpty(agentMeta)) {
-		if got := member(t, meta, am.key); !bytes.Equal(got, am.value) {
-			t.Errorf("update _meta.%s = %s, want the agent's %s", am.key, got, am.value)
-		}
-	}
+	keepsAgentMeta(t, "update", meta, agentMeta)
 	var ph struct {
 		Decision   permhostDecision `json:"decision"`
 		DecisionID string           `json:"decisionId"`
@@ -759,11 +766,7 @@ func (r *pipelineRun) checkForwarded(p permRequest, wantOptions []string) string
 	if strings.Join(got, "\n") != strings.Join(wantOptions, "\n") {
 		t.Errorf("forwarded options:\n got %s\nwant %s", got, wantOptions)
 	}
-	for _, am := range members(t, orEmpty(agentMeta)) {
-		if v := member(t, gotMeta, am.key); !bytes.Equal(v, am.value) {
-			t.Errorf("forwarded _meta.%s = %s, want the agent's %s", am.key, v, am.value)
-		}
-	}
+	keepsAgentMeta(t, "forwarded", gotMeta, agentMeta)
 	var ph struct {
 		DecisionID string `json:"decisionId"`
 	}
