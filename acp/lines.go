@@ -200,6 +200,11 @@ func (o *outWriter) message(body []byte) error {
 	if o.err != nil {
 		return o.err
 	}
+	return o.flushMessageLocked(body)
+}
+
+// flushMessageLocked writes body on a line of its own and flushes.
+func (o *outWriter) flushMessageLocked(body []byte) error {
 	err := o.writeMessageLocked(body)
 	if err == nil {
 		err = o.bw.Flush()
@@ -211,11 +216,13 @@ func (o *outWriter) message(body []byte) error {
 // forwarded before it: behind an answer slot it is held with them.
 func (o *outWriter) messageInOrder(body []byte) error {
 	o.mu.Lock()
-	if len(o.held) == 0 || o.err != nil {
-		o.mu.Unlock()
-		return o.message(body)
-	}
 	defer o.mu.Unlock()
+	if o.err != nil {
+		return o.err
+	}
+	if len(o.held) == 0 {
+		return o.flushMessageLocked(body)
+	}
 	o.held = append(o.held, heldLine{line: bytes.Clone(body), msg: true})
 	o.heldBytes += len(body)
 	return nil
@@ -257,11 +264,7 @@ func (s *answerSlot) fill(body []byte) error {
 		return nil
 	}
 	if s.passed {
-		err := o.writeMessageLocked(body)
-		if err == nil {
-			err = o.bw.Flush()
-		}
-		return o.fail(err)
+		return o.flushMessageLocked(body)
 	}
 	s.state, s.body = slotFilled, body
 	return o.drainLocked()
