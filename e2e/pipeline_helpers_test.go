@@ -839,7 +839,7 @@ func selectedLine(id json.RawMessage, optionID string) string {
 // loadTranscript loads a shared transcript by name.
 func loadTranscript(t *testing.T, name string) *acptest.Transcript {
 	t.Helper()
-	tr, err := acptest.LoadTranscript(filepath.Join(acptest.SharedDir(t), "transcripts", name+".jsonl"))
+	tr, err := acptest.LoadTranscript(filepath.Join(acptest.TranscriptDir(t), name+".jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,20 +10,31 @@ import (
 	"github.com/permhost/permhost/internal/acptest"
 )
 
-// TestReplayCommandGolden runs `permhost replay` over every shared
+// TestReplayCommandGolden runs `permhost replay` over every recorded
 // transcript with the example configuration and compares the table.
 func TestReplayCommandGolden(t *testing.T) {
 	for _, p := range []string{"protect-secrets", "plan-mode", "team-rules", "explainer"} {
 		examplePlugin(t, p)
 	}
-	dir := filepath.Join(acptest.SharedDir(t), "transcripts")
+	dir := filepath.Join(acptest.TranscriptDir(t))
 	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	if len(files) == 0 {
 		t.Fatal("no transcripts")
 	}
 	var names []string
+	requests := 0
 	for _, f := range files {
 		names = append(names, filepath.Base(f))
+		tr, err := acptest.LoadTranscript(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range tr.Entries {
+			var m struct{ Method string }
+			if e.Dir == acptest.AgentToClient && json.Unmarshal(e.Msg, &m) == nil && m.Method == "session/request_permission" {
+				requests++
+			}
+		}
 	}
 	config := filepath.Join(repoRoot, "examples", "permhost.toml")
 	replay := func(extra ...string) (int, string, string) {
@@ -64,7 +75,7 @@ func TestReplayCommandGolden(t *testing.T) {
 		}
 		rows++
 	}
-	if rows != 12 {
-		t.Errorf("%d JSON rows, want 12 (every permission request of the shared transcripts)", rows)
+	if rows != requests {
+		t.Errorf("%d JSON rows, want %d (every permission request of the recorded transcripts)", rows, requests)
 	}
 }

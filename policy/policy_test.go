@@ -23,7 +23,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// The Bash request of claude-agent-acp 0.23.1 (shared/transcripts/claude-allow.jsonl, seq 11).
+// The Bash request of claude-agent-acp 0.23.1 (testdata/transcripts/claude-allow.jsonl, seq 11).
 const claudeBash = `{"options":[{"kind":"allow_always","name":"Always Allow","optionId":"allow_always"},{"kind":"allow_once","name":"Allow","optionId":"allow"},{"kind":"reject_once","name":"Reject","optionId":"reject"}],"sessionId":"2a178532-7f3e-4eef-ad46-ab41b93044de","toolCall":{"toolCallId":"toolu_fake_0001","rawInput":{"command":"rm -rf build","description":"Remove build dir"},"title":"rm -rf build","kind":"execute","content":[{"type":"content","content":{"type":"text","text":"Remove build dir"}}]}}`
 
 // ExitPlanMode of claude-agent-acp: every option is durable.

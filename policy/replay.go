@@ -24,13 +24,13 @@ type ReplayLine struct {
 }
 
 // ReadRecording reads recorded ACP traffic: the transcript format of
-// shared/transcripts ({"seq","ts","dir","msg"} per line) or plain ACP lines,
+// testdata/transcripts ({"seq","ts","dir","msg"} per line) or plain ACP lines,
 // whose direction is inferred from the message (methods each side sends,
 // responses matched to the other side's pending requests).
 func ReadRecording(r io.Reader) ([]ReplayLine, error) {
 	br := bufio.NewReader(r)
 	var out []ReplayLine
-	pending := map[string]bool{} // "agent:<id>" / "client:<id>" requests awaiting a response
+	pending := map[string]string{} // pendingKey → method of the requests awaiting a response
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		line = bytes.TrimRight(line, "\r\n")
@@ -59,17 +59,53 @@ type rpcShape struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Result json.RawMessage `json:"result"`
+	Params json.RawMessage `json:"params"`
 	Error  json.RawMessage `json:"error"`
 }
 
-// agentMethods are the methods an agent sends (ACP v1 and unstable).
-var agentMethods = map[string]bool{
-	"session/request_permission": true, "session/update": true, "fs/read_text_file": true, "fs/write_text_file": true,
-	"terminal/create": true, "terminal/output": true, "terminal/release": true, "terminal/wait_for_exit": true,
-	"terminal/kill": true, "elicitation/create": true, "elicitation/complete": true,
+// clientMethods are the methods a client sends (ACP v1, unstable and
+// legacy). Any other method is taken as the agent's: agents extend the
+// protocol with methods of their own (_auth/status_update,
+// craft/drainMidTurnQueue, qwen/notify/...), the recorded clients do not.
+var clientMethods = map[string]bool{
+	"initialize": true, "authenticate": true, "logout": true, "session/new": true, "session/load": true,
+	"session/list": true, "session/delete": true, "session/resume": true, "session/close": true,
+	"session/set_mode": true, "session/set_config_option": true, "session/set_model": true,
+	"session/prompt": true, "session/cancel": true, "session/fork": true,
+	"providers/list": true, "providers/set": true, "providers/disable": true,
+	"nes/start": true, "nes/suggest": true, "nes/close": true, "nes/accept": true, "nes/reject": true,
+	"document/didOpen": true, "document/didChange": true, "document/didClose": true,
+	"document/didSave": true, "document/didFocus": true,
 }
 
-func recordedLine(line []byte, pending map[string]bool) (ReplayLine, error) {
+// resultKeys are members that only the result of that method carries; they
+// tell apart two responses with the same id, one from each side.
+var resultKeys = map[string]string{
+	"session/prompt": `"stopReason"`, "session/request_permission": `"outcome"`,
+	"fs/read_text_file": `"content"`, "terminal/create": `"terminalId"`, "terminal/output": `"output"`,
+	"terminal/wait_for_exit": `"exitCode"`, "elicitation/create": `"action"`,
+	"initialize": `"protocolVersion"`, "session/new": `"sessionId"`,
+}
+
+// answersMethod reports whether response m is recognisably the answer to a
+// request of that method: its result carries the method's own member, or
+// its error names the method ("Method not found: craft/...").
+func answersMethod(m rpcShape, method string) bool {
+	if key, ok := resultKeys[method]; ok && bytes.Contains(m.Result, []byte(key)) {
+		return true
+	}
+	return m.Error != nil && bytes.Contains(m.Error, []byte(method))
+}
+
+// pendingKey names a request awaiting a response: its sender and raw id.
+func pendingKey(fromAgent bool, id string) string {
+	if fromAgent {
+		return "agent:" + id
+	}
+	return "client:" + id
+}
+
+func recordedLine(line []byte, pending map[string]string) (ReplayLine, error) {
 	var env envelope
 	if json.Unmarshal(line, &env) == nil && env.Dir != "" && len(env.Msg) > 0 {
 		switch env.Dir {
@@ -86,27 +122,32 @@ func recordedLine(line []byte, pending map[string]bool) (ReplayLine, error) {
 	}
 	id := string(m.ID)
 	switch {
+	case m.Method == "$/cancel_request":
+		// Either side sends it, naming a request of its own.
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		_, agentHas := pending[pendingKey(true, string(p.RequestID))]
+		_, clientHas := pending[pendingKey(false, string(p.RequestID))]
+		return ReplayLine{FromAgent: agentHas && !clientHas, Msg: line}, nil
 	case m.Method != "":
-		fromAgent := agentMethods[m.Method]
+		fromAgent := !clientMethods[m.Method]
 		if m.ID != nil {
-			if fromAgent {
-				pending["agent:"+id] = true
-			} else {
-				pending["client:"+id] = true
-			}
+			pending[pendingKey(fromAgent, id)] = m.Method
 		}
 		return ReplayLine{FromAgent: fromAgent, Msg: line}, nil
 	case m.Result != nil || m.Error != nil:
 		// A response comes from the side that did not send the request.
-		// When both sides have one pending with this id, a permission
-		// outcome is the client's.
-		agentPending, clientPending := pending["agent:"+id], pending["client:"+id]
-		fromAgent := clientPending && (!agentPending || !bytes.Contains(m.Result, []byte(`"outcome"`)))
-		if fromAgent {
-			delete(pending, "client:"+id)
-		} else {
-			delete(pending, "agent:"+id)
+		// When both sides have one pending with this id, the result's
+		// members say whose method it answers.
+		agentMethod, agentPending := pending[pendingKey(true, id)]
+		clientMethod, clientPending := pending[pendingKey(false, id)]
+		fromAgent := clientPending
+		if agentPending && clientPending {
+			fromAgent = answersMethod(m, clientMethod) || !answersMethod(m, agentMethod)
 		}
+		delete(pending, pendingKey(!fromAgent, id))
 		return ReplayLine{FromAgent: fromAgent, Msg: line}, nil
 	}
 	return ReplayLine{}, errors.New("not a JSON-RPC request, notification or response")

@@ -59,7 +59,7 @@ func TestReadRecordingErrors(t *testing.T) {
 // readTranscript reads a shared transcript.
 func readTranscript(t *testing.T, name string) []policy.ReplayLine {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(acptest.SharedDir(t), "transcripts", name))
+	data, err := os.ReadFile(filepath.Join(acptest.TranscriptDir(t), name))
 	if err != nil {
 		t.Fatal(err)
 	}

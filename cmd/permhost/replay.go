@@ -17,7 +17,7 @@ func init() {
 
 const replayUsage = `usage: permhost replay [--config FILE] [--json] [--fail-on-diff] TRANSCRIPT...
 
-Reads recorded ACP traffic — the transcript format of shared/transcripts
+Reads recorded ACP traffic — the transcript format of testdata/transcripts
 ({"seq","ts","dir","msg"} per line) or plain ACP lines — rebuilds session and
 tool-call state as the proxy does, and runs every permission request through
 today's policy. Prints a table: the request, today's decision (an option id,

@@ -7,6 +7,6 @@
 // exact bytes of the file, and a player expects to receive each of the other
 // side's lines exactly as written, newline included.
 //
-// The shared fixtures (transcripts, docs) live beside the repository, in
-// <repo>/../shared, unless PERMHOST_SHARED_DIR names another directory.
+// The recorded transcripts live in <repo>/testdata/transcripts, so a fresh
+// clone tests on its own.
 package acptest

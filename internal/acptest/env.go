@@ -32,33 +32,25 @@ func RepoRoot(t testing.TB) string {
 	}
 }
 
-// SharedDirEnv names the environment variable that overrides SharedDir.
-const SharedDirEnv = "PERMHOST_SHARED_DIR"
-
-// SharedDir returns the shared fixtures directory: $PERMHOST_SHARED_DIR if
-// set, else <repo>/../shared. It fails the test if the directory is missing.
-func SharedDir(t testing.TB) string {
+// TranscriptDir returns <repo>/testdata/transcripts, the recorded ACP
+// traffic the tests replay (copied from the real agents' recordings; its
+// README says how they were made).
+func TranscriptDir(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv(SharedDirEnv)
-	if dir == "" {
-		dir = filepath.Join(filepath.Dir(RepoRoot(t)), "shared")
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		t.Fatalf("acptest: shared fixtures directory %s not found (set %s): %v", dir, SharedDirEnv, err)
-	}
-	return dir
+	return filepath.Join(RepoRoot(t), "testdata", "transcripts")
 }
 
-// TranscriptFiles returns the paths of every *.jsonl file in
-// <shared>/transcripts, sorted; it fails the test if there is none.
+// TranscriptFiles returns the paths of every *.jsonl file in TranscriptDir,
+// sorted; it fails the test if there is none.
 func TranscriptFiles(t testing.TB) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(SharedDir(t), "transcripts", "*.jsonl"))
+	dir := TranscriptDir(t)
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
-		t.Fatalf("acptest: no transcripts in %s", filepath.Join(SharedDir(t), "transcripts"))
+		t.Fatalf("acptest: no transcripts in %s", dir)
 	}
 	sort.Strings(files)
 	return files

@@ -14,35 +14,16 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func TestSharedDirOverride(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "transcripts"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"b.jsonl", "a.jsonl", "README.md"} {
-		if err := os.WriteFile(filepath.Join(dir, "transcripts", name), nil, 0o644); err != nil {
-			t.Fatal(err)
+func TestTranscriptFilesAreInTheRepository(t *testing.T) {
+	root := RepoRoot(t)
+	files := TranscriptFiles(t)
+	for _, f := range files {
+		rel, err := filepath.Rel(root, f)
+		if err != nil || filepath.IsAbs(rel) || rel[:2] == ".." {
+			t.Errorf("transcript %s is outside the repository %s", f, root)
 		}
 	}
-	t.Setenv(SharedDirEnv, dir)
-	got := TranscriptFiles(t)
-	want := []string{filepath.Join(dir, "transcripts", "a.jsonl"), filepath.Join(dir, "transcripts", "b.jsonl")}
-	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
-		t.Errorf("TranscriptFiles = %q, want %q", got, want)
-	}
-}
-
-func TestSharedDirDefaultIsBesideTheRepository(t *testing.T) {
-	t.Setenv(SharedDirEnv, "")
-	root := RepoRoot(t)
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("RepoRoot %s has no go.mod", root)
-	}
-	want := filepath.Join(filepath.Dir(root), "shared")
-	if _, err := os.Stat(want); err != nil {
-		t.Skipf("no shared directory beside the checkout: %v", err)
-	}
-	if got := SharedDir(t); got != want {
-		t.Errorf("SharedDir = %s, want %s", got, want)
+	if _, err := os.Stat(filepath.Join(TranscriptDir(t), "README.md")); err != nil {
+		t.Errorf("the transcripts' README is missing: %v", err)
 	}
 }

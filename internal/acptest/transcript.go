@@ -55,7 +55,7 @@ func LoadTranscript(path string) (*Transcript, error) {
 	return tr, nil
 }
 
-// ReadTranscript parses the transcript format of shared/transcripts: one JSON
+// ReadTranscript parses the transcript format of testdata/transcripts: one JSON
 // object {seq, ts, dir, msg} per line, seq counting from 1. Blank lines are
 // skipped. Errors name the line.
 func ReadTranscript(r io.Reader) (*Transcript, error) {

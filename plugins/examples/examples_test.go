@@ -1,6 +1,6 @@
 // Table tests of the example plugins through the real host, on requests
 // recorded from claude-agent-acp and the ACP SDK example agent
-// (../shared/transcripts) and on codex-acp requests as that agent sends them.
+// (testdata/transcripts) and on codex-acp requests as that agent sends them.
 package examples_test
 
 import (

@@ -94,7 +94,7 @@ func loadExample(t testing.TB, name string) *host.Plugin {
 // and some tests want a request without paths.
 func transcriptRequests(t testing.TB, file string) []abi.Request {
 	t.Helper()
-	f, err := os.Open(filepath.Join(acptest.SharedDir(t), "transcripts", file))
+	f, err := os.Open(filepath.Join(acptest.TranscriptDir(t), file))
 	if err != nil {
 		t.Fatal(err)
 	}
