@@ -198,14 +198,14 @@ func deadlineMargin() time.Duration {
 }
 
 // TestWarmup: instances of a module with a runtime to start (_initialize)
-// are warmed up with one synthetic decision, except for a plugin that fails
-// it, which still loads and is then made ready without it. Modules without
-// _initialize are not warmed up.
+// are warmed up with one synthetic decision, in the background, except for
+// a plugin that fails it, which still loads and is then made ready without
+// it. Modules without _initialize are not warmed up.
 func TestWarmup(t *testing.T) {
 	ctx := context.Background()
 	p := load(t, "slow_init", Options{})
-	assert.False(t, p.noWarmup.Load())
 	idle, _ := settled(t, p)
+	assert.False(t, p.noWarmup.Load())
 	require.Len(t, idle, 2)
 	for _, inst := range idle {
 		assert.Contains(t, string(inst.input), `"decisionId":"permhost-warmup"`, "the warm-up ran")
@@ -218,6 +218,7 @@ func TestWarmup(t *testing.T) {
 	// the warm-up (and every decision) fail.
 	long := json.RawMessage(fmt.Sprintf(`{"pad":%q}`, strings.Repeat("x", 5000)))
 	u := load(t, "slow_init", Options{PoolSize: 1, Config: long})
+	settled(t, u)
 	assert.True(t, u.noWarmup.Load())
 	_, err := u.Decide(ctx, request("d"))
 	requireKind(t, err, KindTrap)

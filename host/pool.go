@@ -14,11 +14,15 @@ import (
 // The pool. Making an instance of a standard Go plugin (instantiation and
 // _initialize, the Go runtime's start-up) takes tens of milliseconds, more
 // on a loaded machine: it must never run under a decision's deadline. So
-// instances are made ahead of need by one background goroutine, each with
-// the generous init budget, and a decision only takes a ready one:
+// instances are made ahead of need by one background goroutine, each under
+// the generous init budget (Limits.InitTimeout), and a decision only takes
+// a ready one:
 //
 //   - Load makes the first instance itself (it also answers permhost_abi
-//     and permhost_describe) and starts the filler for a spare.
+//     and permhost_describe) and hands it to the filler, which warms it up
+//     (under the plugin's own Timeout: a warm-up that fails or times out
+//     means no warm-up, never a held decision), pools it and makes a
+//     spare.
 //   - Whenever fewer than two instances are idle (a call took one, or one
 //     was discarded), the filler makes another, so that while a call runs
 //     one instance is ready for the next, even when the first fails (as
@@ -29,12 +33,6 @@ import (
 //     joins the pool when it is ready.
 //   - At most maxLive instances exist at once (busy, idle, being made, or
 //     abandoned by a call that timed out and not stopped yet).
-
-// initBudget is the deadline of making an instance ready (its _initialize)
-// and of the load-time calls permhost_abi and permhost_describe.
-func initBudget(timeout time.Duration) time.Duration {
-	return max(10*timeout, 5*time.Second)
-}
 
 // maxLiveInstances is the cap on instances alive at once for a pool that
 // keeps poolSize idle instances.
@@ -147,6 +145,7 @@ func (p *Plugin) retire() {
 	p.mu.Lock()
 	p.live--
 	last := p.closed && p.live == 0
+	p.fillLocked() // room for a replacement
 	p.mu.Unlock()
 	if last {
 		p.releaseRuntime()
@@ -161,7 +160,7 @@ func (p *Plugin) fillLocked() {
 	}
 	p.filling = true
 	p.live++
-	go p.fill()
+	go p.fill(nil)
 }
 
 // needLocked reports whether another instance should be made: for a call
@@ -176,11 +175,13 @@ func (p *Plugin) needLocked() bool {
 	return len(p.waiters) > 0 || (len(p.idle) < 2 && p.live < p.maxIdle)
 }
 
-// fill makes instances, one at a time, while the pool needs them. The
-// instance it is making has been counted in p.live already.
-func (p *Plugin) fill() {
+// fill makes instances, one at a time, while the pool needs them, starting
+// by warming first up when it is not nil. The instance it is making has
+// been counted in p.live already. A panic is the instance's failure.
+func (p *Plugin) fill(first *instance) {
 	for {
-		inst, e := p.makeReady(p.lifetime)
+		inst, e := p.ready(first)
+		first = nil
 		p.mu.Lock()
 		if e != nil {
 			// A failure here repeats until something changes: stop, fail
@@ -255,6 +256,22 @@ func (p *Plugin) makeReady(ctx context.Context) (*instance, *Error) {
 	return p.warm(ctx, inst)
 }
 
+// ready makes one instance ready for the filler, warming first up when it
+// is not nil. A panic (a bug in the host or in wazero) is that instance's
+// failure, not the process's; the instance it was making is left to the
+// garbage collector.
+func (p *Plugin) ready(first *instance) (inst *instance, e *Error) {
+	defer func() {
+		if r := recover(); r != nil {
+			inst, e = nil, p.fail(KindLoad, fmt.Errorf("%w: making an instance ready: %v", errPanic, r))
+		}
+	}()
+	if first != nil {
+		return p.warm(p.lifetime, first)
+	}
+	return p.makeReady(p.lifetime)
+}
+
 // warm warms inst up, or replaces it with an unwarmed instance when the
 // warm-up failed; see makeReady.
 func (p *Plugin) warm(ctx context.Context, inst *instance) (*instance, *Error) {
@@ -274,9 +291,9 @@ func (p *Plugin) warm(ctx context.Context, inst *instance) (*instance, *Error) {
 	return p.newInitializedInstance(ctx)
 }
 
-// newInitializedInstance instantiates the module and runs its _initialize
-// under the init budget. On failure the instance returned, if any, must be
-// discarded.
+// newInitializedInstance instantiates the module and runs its _initialize,
+// each under the init budget. On failure the instance returned, if any,
+// must be discarded.
 func (p *Plugin) newInitializedInstance(ctx context.Context) (*instance, *Error) {
 	inst, e := p.newInstance(ctx)
 	if e != nil {
@@ -287,7 +304,7 @@ func (p *Plugin) newInitializedInstance(ctx context.Context) (*instance, *Error)
 	}
 	inst.input = inst.input[:0]
 	inst.begin(false)
-	if e := inst.exec(ctx, inst.initialize, p.initBudget); e != nil {
+	if e := inst.exec(ctx, inst.initialize, p.limits.InitTimeout); e != nil {
 		e.Err = fmt.Errorf("_initialize: %w", e.Err)
 		return inst, e
 	}
@@ -309,9 +326,10 @@ var warmupRequest = abi.Request{
 	Shell: &abi.Shell{Source: "true", Parsed: true, Commands: []abi.Command{{Argv: []string{"true"}}}},
 }
 
-// warmUp runs permhost_decide once on warmupRequest, and reports whether
-// the instance can still be used: any outcome, even a plugin error, will
-// do, but not a trap, timeout or memory failure.
+// warmUp runs permhost_decide once on warmupRequest under the plugin's own
+// Timeout, like a decision, and reports whether the instance can still be
+// used: any outcome, even a plugin error, will do, but not a trap, timeout
+// or memory failure.
 func (inst *instance) warmUp(ctx context.Context) bool {
 	p := inst.plugin
 	req := warmupRequest
@@ -323,7 +341,7 @@ func (inst *instance) warmUp(ctx context.Context) bool {
 	}
 	inst.begin(false)
 	inst.warming = true
-	_, e := inst.run(ctx, inst.decide, p.initBudget)
+	_, e := inst.run(ctx, inst.decide, p.limits.Timeout)
 	if inst.abandoned.Load() {
 		return false // its guest may still log: leave warming alone
 	}
@@ -331,9 +349,18 @@ func (inst *instance) warmUp(ctx context.Context) bool {
 	return e == nil || e.Kind == KindPluginError || e.Kind == KindBadOutput
 }
 
+// closeGrace is the longest Close waits for guests still running: a
+// stopped guest returns at its next deadline check, within microseconds,
+// and host calls are bounded to milliseconds; one that has not returned by
+// then is abandoned (its goroutine frees what it holds when it does).
+const closeGrace = 200 * time.Millisecond
+
 // Close stops in-flight calls, closes every instance and frees the
-// compiled module. It waits for stopped calls to return until ctx ends;
-// closing again returns nil once that is done.
+// compiled module. It waits for stopped calls to return at most a short
+// grace (200 ms), or until ctx ends, then returns an error wrapping
+// ErrAbandoned (or ctx's error) and leaves the guests still running to end
+// by themselves: nothing waits for them. Closing again returns nil once
+// everything is freed.
 func (p *Plugin) Close(ctx context.Context) error {
 	p.mu.Lock()
 	first := !p.closed
@@ -357,11 +384,15 @@ func (p *Plugin) Close(ctx context.Context) error {
 			p.releaseRuntime()
 		}
 	}
+	grace := time.NewTimer(closeGrace)
+	defer grace.Stop()
 	select {
 	case <-p.released:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-grace.C:
+		return fmt.Errorf("%w: plugin %q: guests still running %v after close", ErrAbandoned, p.name, closeGrace)
 	}
 }
 

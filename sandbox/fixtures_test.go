@@ -77,7 +77,7 @@ func TestHostileFixtureStops(t *testing.T) {
 		r, cm := hostileFixture(t, "deep_recursion", Limits{Timeout: timeout})
 		var took []time.Duration
 		for i := 0; i < runs; i++ {
-			mod, err := r.InstantiateModule(ctx, cm, ModuleConfig(NewLimitedWriter(0), NewLimitedWriter(0)))
+			mod, err := r.InstantiateModule(ctx, cm, ModuleConfig())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +105,7 @@ func TestHostileFixtureStops(t *testing.T) {
 		var lates []time.Duration
 		atCap := 0
 		for i := 0; i < runs; i++ {
-			mod, err := r.InstantiateModule(ctx, cm, ModuleConfig(NewLimitedWriter(0), NewLimitedWriter(0)))
+			mod, err := r.InstantiateModule(ctx, cm, ModuleConfig())
 			if err != nil {
 				t.Fatal(err)
 			}

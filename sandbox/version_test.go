@@ -11,8 +11,8 @@ import (
 // instrumentedDigest is the sha256 over the instrumented fixtures of
 // ../testdata/wasm, for InstrumentVersion.
 const (
-	pinnedVersion      = "1"
-	instrumentedDigest = "3d98566580dbe1c2b2ea343ab6669e76d8d2f672bc5a3566d0e77e63d23e1958"
+	pinnedVersion      = "2"
+	instrumentedDigest = "c55a61d79e3c4fcca676826d494e6eeaae8ea8f0291178f147cfb032945f56ce"
 )
 
 // Caches keep Instrument's output under InstrumentVersion: an output that

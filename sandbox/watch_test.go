@@ -113,11 +113,10 @@ func TestStopUnboundedRecursion(t *testing.T) {
 
 func TestStopGoModule(t *testing.T) {
 	bin := mustInstrument(t, goModule(t))
-	ctx := context.Background()
 	stopGC := forceGC(time.Millisecond)
 	defer stopGC()
 	for _, fn := range []string{"spin", "sleep"} {
-		mod, _ := instantiateGo(t, bin)
+		mod, ctx, _ := instantiateGo(t, bin)
 		w := Watch(ctx, mod, time.Minute)
 		if _, err := mod.ExportedFunction("_initialize").Call(ctx); err != nil {
 			t.Fatal(err)
