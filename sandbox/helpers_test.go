@@ -207,16 +207,6 @@ func (p percentiles) String() string {
 	return fmt.Sprintf("p50 %v, p99 %v, max %v", p.p50, p.p99, p.max)
 }
 
-func countOver(d []time.Duration, bound time.Duration) int {
-	n := 0
-	for _, x := range d {
-		if x > bound {
-			n++
-		}
-	}
-	return n
-}
-
 // loadAverage is the 1-minute load average, to read latencies against.
 func loadAverage() string {
 	b, err := os.ReadFile("/proc/loadavg")

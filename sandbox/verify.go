@@ -86,6 +86,20 @@ type measurer struct {
 	imported   uint32 // imported functions
 }
 
+// count reads a vector's length and adds it to *total, refusing a total
+// over max (a *LimitError naming limit) before checking that the vector can
+// fit in what is left of the input: a hostile count is refused by the
+// limit it breaks, whatever it claims.
+func count(r *reader, total *uint64, limit, what string, max int) uint32 {
+	n := r.u32()
+	*total += uint64(n)
+	over(limit, what, *total, uint64(max))
+	if uint64(n) > uint64(len(r.b)-r.off) {
+		fail("vector of %d elements cannot fit in %d bytes", n, len(r.b)-r.off)
+	}
+	return n
+}
+
 // over panics a *LimitError when v > max.
 func over(limit, what string, v, max uint64) {
 	if v > max {
@@ -116,10 +130,7 @@ func (m *measurer) section(id byte, r *reader) {
 		over("MaxCustomBytes", "custom section bytes", s.CustomBytes, uint64(l.MaxCustomBytes))
 		return
 	case secType:
-		n := r.count()
-		s.Types += uint64(n)
-		over("MaxTypes", "types", s.Types, uint64(l.MaxTypes))
-		for ; n > 0; n-- {
+		for n := count(r, &s.Types, "MaxTypes", "types", l.MaxTypes); n > 0; n-- {
 			if f := r.byte(); f != 0x60 {
 				fail("type form 0x%x is not supported (only function types)", f)
 			}
@@ -133,10 +144,7 @@ func (m *measurer) section(id byte, r *reader) {
 			m.typeParams = append(m.typeParams, params)
 		}
 	case secImport:
-		n := r.count()
-		s.Imports += uint64(n)
-		over("MaxImports", "imports", s.Imports, uint64(l.MaxImports))
-		for ; n > 0; n-- {
+		for n := count(r, &s.Imports, "MaxImports", "imports", l.MaxImports); n > 0; n-- {
 			r.name()
 			r.name()
 			switch kind := r.byte(); kind {
@@ -161,14 +169,13 @@ func (m *measurer) section(id byte, r *reader) {
 			}
 		}
 	case secFunction:
-		n := r.count()
-		s.Functions += uint64(n)
-		over("MaxFunctions", "functions", s.Functions, uint64(l.MaxFunctions))
-		for ; n > 0; n-- {
+		for n := count(r, &s.Functions, "MaxFunctions", "functions", l.MaxFunctions); n > 0; n-- {
 			m.funcTypes = append(m.funcTypes, r.u32())
 		}
 	case secTable:
-		for n := r.count(); n > 0; n-- {
+		tables := s.Tables
+		n := count(r, &tables, "MaxTables", "tables", l.MaxTables)
+		for ; n > 0; n-- {
 			if !r.eof() && r.b[r.off] == 0x40 { // a table type with an initializer
 				r.off++
 				if r.byte() != 0 {
@@ -187,22 +194,15 @@ func (m *measurer) section(id byte, r *reader) {
 			m.memory(r)
 		}
 	case secGlobal:
-		n := r.count()
-		s.Globals += uint64(n)
-		over("MaxGlobals", "globals", s.Globals, uint64(l.MaxGlobals))
+		count(r, &s.Globals, "MaxGlobals", "globals", l.MaxGlobals)
 		// Each global is a type, a mutability and a constant expression;
 		// wazero decodes them, so the count is what costs.
 	case secExport:
-		n := r.count()
-		s.Exports += uint64(n)
-		over("MaxExports", "exports", s.Exports, uint64(l.MaxExports))
+		count(r, &s.Exports, "MaxExports", "exports", l.MaxExports)
 	case secElement:
 		m.elements(r)
 	case secData:
-		n := r.count()
-		s.DataSegments += uint64(n)
-		over("MaxDataSegments", "data segments", s.DataSegments, uint64(l.MaxDataSegments))
-		for ; n > 0; n-- {
+		for n := count(r, &s.DataSegments, "MaxDataSegments", "data segments", l.MaxDataSegments); n > 0; n-- {
 			switch flags := r.u32(); flags {
 			case 0:
 				skipExpr(r)
@@ -217,7 +217,8 @@ func (m *measurer) section(id byte, r *reader) {
 			over("MaxDataBytes", "data bytes", s.DataBytes, uint64(l.MaxDataBytes))
 		}
 	case secCode:
-		n := r.count()
+		var bodies uint64
+		n := count(r, &bodies, "MaxFunctions", "function bodies", l.MaxFunctions)
 		for i := uint32(0); i < n; i++ {
 			body := r.bytes(r.u32())
 			var params uint32
@@ -252,14 +253,9 @@ func (m *measurer) memory(r *reader) {
 
 func (m *measurer) elements(r *reader) {
 	l, s := m.l, &m.s
-	n := r.count()
-	s.ElementSegments += uint64(n)
-	over("MaxElementSegments", "element segments", s.ElementSegments, uint64(l.MaxElementSegments))
+	n := count(r, &s.ElementSegments, "MaxElementSegments", "element segments", l.MaxElementSegments)
 	entries := func(exprs bool) {
-		k := r.count()
-		s.ElementEntries += uint64(k)
-		over("MaxElementEntries", "element entries", s.ElementEntries, uint64(l.MaxElementEntries))
-		for ; k > 0; k-- {
+		for k := count(r, &s.ElementEntries, "MaxElementEntries", "element entries", l.MaxElementEntries); k > 0; k-- {
 			if exprs {
 				skipExpr(r)
 			} else {
@@ -304,7 +300,8 @@ func (m *measurer) body(b []byte, params uint32) {
 	over("MaxFunctionBytes", "bytes of one function body", uint64(len(b)), uint64(l.MaxFunctionBytes))
 	r := &reader{b: b}
 	locals := uint64(params)
-	for n := r.count(); n > 0; n-- {
+	var groups uint64
+	for n := count(r, &groups, "MaxLocals", "local declarations of one function", l.MaxLocals); n > 0; n-- {
 		locals += uint64(r.u32())
 		r.valtype()
 		over("MaxLocals", "locals of one function", locals, uint64(l.MaxLocals))
