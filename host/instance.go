@@ -120,7 +120,12 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, *Error) {
 	inst.cc.Context = nil
 	inst.sealLogs()
 	if err != nil {
-		if ictx.Err() != nil && ctx.Err() == nil {
+		if ctx.Err() != nil {
+			return nil, p.fail(KindCancelled, fmt.Errorf("instantiate: %w", ctx.Err()))
+		}
+		// The guest's poll reads the clock against the context's deadline
+		// before the context's own timer fires.
+		if dl, _ := ictx.Deadline(); !time.Now().Before(dl) {
 			return nil, p.fail(KindLoad, fmt.Errorf("instantiate: the start function ran past Limits.InitTimeout (%v): %w", p.limits.InitTimeout, &trapError{err: err}))
 		}
 		return nil, p.fail(KindLoad, fmt.Errorf("instantiate: %w", &trapError{err: err}))

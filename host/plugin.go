@@ -132,9 +132,10 @@ type Log struct {
 // making the first instance ready (instantiation with the module's start
 // function, its _initialize) and the permhost_abi and permhost_describe
 // calls Limits.InitTimeout each. The warm-up decision of a module with a
-// runtime to start runs afterwards, in the background, under the plugin's
-// own Limits.Timeout. A panic inside Load is a KindLoad error. The
-// returned plugin must be closed.
+// runtime to start runs on the instances made afterwards, in the
+// background, under the plugin's own Limits.Timeout: no decision waits for
+// one. A panic inside Load is a KindLoad error. The returned plugin must be
+// closed.
 func Load(ctx context.Context, opts Options) (p *Plugin, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -348,6 +349,10 @@ func (p *Plugin) compile(ctx context.Context, wasm []byte, cacheDir string) erro
 	return nil
 }
 
+// abandonedCompiles counts compiles Load gave up on that are still
+// running, for tests that check nothing is left behind.
+var abandonedCompiles sync.WaitGroup
+
 // compileResult is what a compile goroutine hands back.
 type compileResult struct {
 	cm  wazero.CompiledModule
@@ -397,7 +402,9 @@ func (p *Plugin) compileAbandonable(ctx context.Context, bin []byte) (wazero.Com
 	cancel()
 	p.compileAbandoned = true
 	rt, cache := p.rt, p.cache
+	abandonedCompiles.Add(1)
 	go func() {
+		defer abandonedCompiles.Done()
 		if r := <-done; r.cm != nil {
 			_ = r.cm.Close(context.Background())
 		}
@@ -410,9 +417,8 @@ func (p *Plugin) compileAbandonable(ctx context.Context, bin []byte) (wazero.Com
 }
 
 // handshake makes the first instance ready, checks permhost_abi and reads
-// permhost_describe; the instance then joins the pool, or goes to the
-// filler to be warmed up first, and the filler makes a spare. On failure
-// the plugin is closed.
+// permhost_describe; the instance then joins the pool and the filler makes
+// a spare. On failure the plugin is closed.
 func (p *Plugin) handshake(ctx context.Context) *Error {
 	p.live = 1
 	inst, e := p.newInitializedInstance(ctx)
@@ -435,16 +441,13 @@ func (p *Plugin) handshake(ctx context.Context) *Error {
 		}
 		return e
 	}
+	// The first instance is not warmed up: a decision that comes at once
+	// takes it as it is rather than wait for a warm-up; the filler makes a
+	// warmed spare, which the next decisions take first (the pool is
+	// last-in, first-out).
 	p.mu.Lock()
-	if inst.initialize != nil {
-		// Warmed up in the background: a decision that comes meanwhile
-		// waits for it (or for a spare) only until its own deadline.
-		p.filling = true
-		go p.fill(inst)
-	} else {
-		p.idle = append(p.idle, inst)
-		p.fillLocked()
-	}
+	p.idle = append(p.idle, inst)
+	p.fillLocked()
 	p.mu.Unlock()
 	return nil
 }

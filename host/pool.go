@@ -19,10 +19,11 @@ import (
 // a ready one:
 //
 //   - Load makes the first instance itself (it also answers permhost_abi
-//     and permhost_describe) and hands it to the filler, which warms it up
-//     (under the plugin's own Timeout: a warm-up that fails or times out
-//     means no warm-up, never a held decision), pools it and makes a
-//     spare.
+//     and permhost_describe), pools it without a warm-up and starts the
+//     filler for a spare, which it warms up (under the plugin's own
+//     Timeout: a warm-up that fails or times out means no warm-up from
+//     then on). No decision ever waits for a warm-up: the first one takes
+//     the first instance as it is if the spare is not ready.
 //   - Whenever fewer than two instances are idle (a call took one, or one
 //     was discarded), the filler makes another, so that while a call runs
 //     one instance is ready for the next, even when the first fails (as
@@ -160,7 +161,7 @@ func (p *Plugin) fillLocked() {
 	}
 	p.filling = true
 	p.live++
-	go p.fill(nil)
+	go p.fill()
 }
 
 // needLocked reports whether another instance should be made: for a call
@@ -175,13 +176,12 @@ func (p *Plugin) needLocked() bool {
 	return len(p.waiters) > 0 || (len(p.idle) < 2 && p.live < p.maxIdle)
 }
 
-// fill makes instances, one at a time, while the pool needs them, starting
-// by warming first up when it is not nil. The instance it is making has
-// been counted in p.live already. A panic is the instance's failure.
-func (p *Plugin) fill(first *instance) {
+// fill makes instances, one at a time, while the pool needs them. The
+// instance it is making has been counted in p.live already. A panic is
+// that instance's failure.
+func (p *Plugin) fill() {
 	for {
-		inst, e := p.ready(first)
-		first = nil
+		inst, e := p.ready()
 		p.mu.Lock()
 		if e != nil {
 			// A failure here repeats until something changes: stop, fail
@@ -256,19 +256,15 @@ func (p *Plugin) makeReady(ctx context.Context) (*instance, *Error) {
 	return p.warm(ctx, inst)
 }
 
-// ready makes one instance ready for the filler, warming first up when it
-// is not nil. A panic (a bug in the host or in wazero) is that instance's
-// failure, not the process's; the instance it was making is left to the
-// garbage collector.
-func (p *Plugin) ready(first *instance) (inst *instance, e *Error) {
+// ready makes one instance ready for the filler. A panic (a bug in the
+// host or in wazero) is that instance's failure, not the process's; the
+// instance it was making is left to the garbage collector.
+func (p *Plugin) ready() (inst *instance, e *Error) {
 	defer func() {
 		if r := recover(); r != nil {
 			inst, e = nil, p.fail(KindLoad, fmt.Errorf("%w: making an instance ready: %v", errPanic, r))
 		}
 	}()
-	if first != nil {
-		return p.warm(p.lifetime, first)
-	}
 	return p.makeReady(p.lifetime)
 }
 
