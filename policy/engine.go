@@ -14,7 +14,6 @@ import (
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
-	"github.com/permhost/permhost/sandbox"
 )
 
 // Options configure an [Engine].
@@ -199,10 +198,11 @@ func (e *Engine) load(ctx context.Context, s *source, strict bool) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			limits := pc.Limits
+			limits.Timeout, limits.MemoryBytes = pc.Timeout, pc.Memory
 			results[i], errs[i] = host.Load(ctx, host.Options{
 				Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
-				Limits:   sandbox.Limits{Timeout: pc.Timeout, MemoryBytes: pc.Memory},
-				CacheDir: e.cacheDir, Logger: e.log,
+				Limits: limits, CacheDir: e.cacheDir, Logger: e.log,
 			})
 		}()
 	}
@@ -390,9 +390,15 @@ func (e *Engine) Close(ctx context.Context) error {
 			plugins = append(plugins, s.plugins...)
 		}
 		e.mu.Unlock()
-		for _, p := range plugins {
-			errs = append(errs, p.Close(ctx))
+		// In parallel: each waits for its running guests at most a short
+		// grace (host.Plugin.Close), so the whole close takes one grace.
+		closeErrs := make([]error, len(plugins))
+		var wg sync.WaitGroup
+		for i, p := range plugins {
+			wg.Go(func() { closeErrs[i] = p.Close(ctx) })
 		}
+		wg.Wait()
+		errs = append(errs, closeErrs...)
 		if e.ownsLog {
 			errs = append(errs, e.dlog.Close())
 		}

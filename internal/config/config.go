@@ -15,6 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/permhost/permhost/internal/units"
+	"github.com/permhost/permhost/sandbox"
 )
 
 // ErrInvalid is wrapped by every [*Error].
@@ -105,6 +106,11 @@ type Plugin struct {
 	Layer         string
 	// Config is [plugin.config] as a JSON object; nil when absent.
 	Config json.RawMessage
+	// Limits are the other limits of the plugin: compile_timeout,
+	// init_timeout and the load-time limits of [plugin.limits] (see
+	// PluginLimitKeys). Zero fields take the sandbox's defaults; Timeout
+	// and MemoryBytes are left zero, Timeout and Memory above hold them.
+	Limits sandbox.Limits
 	// Line is where the entry starts, for later messages.
 	Line int
 }
@@ -123,7 +129,40 @@ const (
 	maxTimeout     = time.Minute
 	maxMemory      = 4 << 30
 	minMemory      = 64 << 10
+	maxLoadTimeout = 10 * time.Minute // sandbox.Limits.Validate's bound
+	maxLimit       = 1 << 30          // likewise, for counts and sizes
 )
+
+// PluginLimitKey is one key of a plugin's [plugin.limits] table: the
+// sandbox's load-time limit it sets.
+type PluginLimitKey struct {
+	Key   string
+	Limit string // the field of sandbox.Limits
+	Size  bool   // a size ("16MiB"), else a count
+	field func(*sandbox.Limits) *int
+}
+
+// PluginLimitKeys are the keys of [plugin.limits], in the order docs/abi.md
+// lists them.
+var PluginLimitKeys = []PluginLimitKey{
+	{"module_bytes", "MaxModuleBytes", true, func(l *sandbox.Limits) *int { return &l.MaxModuleBytes }},
+	{"functions", "MaxFunctions", false, func(l *sandbox.Limits) *int { return &l.MaxFunctions }},
+	{"types", "MaxTypes", false, func(l *sandbox.Limits) *int { return &l.MaxTypes }},
+	{"globals", "MaxGlobals", false, func(l *sandbox.Limits) *int { return &l.MaxGlobals }},
+	{"imports", "MaxImports", false, func(l *sandbox.Limits) *int { return &l.MaxImports }},
+	{"exports", "MaxExports", false, func(l *sandbox.Limits) *int { return &l.MaxExports }},
+	{"tables", "MaxTables", false, func(l *sandbox.Limits) *int { return &l.MaxTables }},
+	{"table_entries", "MaxTableEntries", false, func(l *sandbox.Limits) *int { return &l.MaxTableEntries }},
+	{"element_segments", "MaxElementSegments", false, func(l *sandbox.Limits) *int { return &l.MaxElementSegments }},
+	{"element_entries", "MaxElementEntries", false, func(l *sandbox.Limits) *int { return &l.MaxElementEntries }},
+	{"data_segments", "MaxDataSegments", false, func(l *sandbox.Limits) *int { return &l.MaxDataSegments }},
+	{"data_bytes", "MaxDataBytes", true, func(l *sandbox.Limits) *int { return &l.MaxDataBytes }},
+	{"locals", "MaxLocals", false, func(l *sandbox.Limits) *int { return &l.MaxLocals }},
+	{"function_bytes", "MaxFunctionBytes", true, func(l *sandbox.Limits) *int { return &l.MaxFunctionBytes }},
+	{"br_table_targets", "MaxBrTableTargets", false, func(l *sandbox.Limits) *int { return &l.MaxBrTableTargets }},
+	{"block_depth", "MaxBlockDepth", false, func(l *sandbox.Limits) *int { return &l.MaxBlockDepth }},
+	{"custom_bytes", "MaxCustomBytes", true, func(l *sandbox.Limits) *int { return &l.MaxCustomBytes }},
+}
 
 // Load reads and validates the file at path.
 func Load(path string) (*Config, error) {
@@ -403,6 +442,19 @@ func (c *checker) size(k string, v any, lo, hi uint64) uint64 {
 	return n
 }
 
+func (c *checker) count(k string, v any, lo, hi int64) int {
+	n, ok := v.(int64)
+	if !ok {
+		c.fail(k, "want an integer, got %s", typeName(v))
+		return 0
+	}
+	if n < lo || n > hi {
+		c.fail(k, "%d is out of range [%d, %d]", n, lo, hi)
+		return 0
+	}
+	return int(n)
+}
+
 func (c *checker) abs(p string) string {
 	if strings.HasPrefix(p, "~/") {
 		if home, err := os.UserHomeDir(); err == nil {
@@ -454,7 +506,26 @@ func (c *checker) plugin(k string, t map[string]any) Plugin {
 			}
 			p.SHA256 = s
 		},
-		"timeout":        func(k string, v any) { p.Timeout = c.duration(k, v, time.Millisecond, maxTimeout) },
+		"timeout":         func(k string, v any) { p.Timeout = c.duration(k, v, time.Millisecond, maxTimeout) },
+		"compile_timeout": func(k string, v any) { p.Limits.CompileTimeout = c.duration(k, v, time.Millisecond, maxLoadTimeout) },
+		"init_timeout":    func(k string, v any) { p.Limits.InitTimeout = c.duration(k, v, time.Millisecond, maxLoadTimeout) },
+		"limits": func(k string, v any) {
+			t := c.asTable(k, v)
+			if c.err != nil {
+				return
+			}
+			keys := map[string]func(string, any){}
+			for _, lk := range PluginLimitKeys {
+				keys[lk.Key] = func(k string, v any) {
+					if lk.Size {
+						*lk.field(&p.Limits) = int(c.size(k, v, 1, maxLimit))
+					} else {
+						*lk.field(&p.Limits) = c.count(k, v, 1, maxLimit)
+					}
+				}
+			}
+			c.table(k, t, keys)
+		},
 		"memory":         func(k string, v any) { p.Memory = c.size(k, v, minMemory, maxMemory) },
 		"failure_policy": func(k string, v any) { p.FailurePolicy = c.enum(k, v, FailureClosed, FailureAbstain, FailureMonitor) },
 		"layer":          func(k string, v any) { p.Layer = c.enum(k, v, Layers...) },
