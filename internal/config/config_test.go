@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -229,4 +230,37 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("error not wrapped: %v", err)
 		}
 	})
+}
+
+// TestPluginLimitKeysDocumented: docs/abi.md's "Limits a plugin must fit"
+// lists every [plugin.limits] key with its default.
+func TestPluginLimitKeysDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "abi.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults := reflect.ValueOf(sandbox.DefaultLimits())
+	for _, k := range config.PluginLimitKeys {
+		v := int(defaults.FieldByName(k.Limit).Int())
+		want := fmt.Sprintf("| `%s` | %s |", k.Key, docNumber(v, k.Size))
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("docs/abi.md has no row %q", want)
+		}
+	}
+}
+
+// docNumber writes n as docs/abi.md does: sizes in MiB or KiB, counts with
+// thousands separators.
+func docNumber(n int, size bool) string {
+	switch {
+	case size && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case size && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
