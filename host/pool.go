@@ -349,11 +349,11 @@ func (inst *instance) warmUp(ctx context.Context) bool {
 // stopped guest returns at its next deadline check, within microseconds,
 // and host calls are bounded to milliseconds; one that has not returned by
 // then is abandoned (its goroutine frees what it holds when it does).
-const closeGrace = 200 * time.Millisecond
+const closeGrace = 500 * time.Millisecond
 
 // Close stops in-flight calls, closes every instance and frees the
 // compiled module. It waits for stopped calls to return at most a short
-// grace (200 ms), or until ctx ends, then returns an error wrapping
+// grace (500 ms), or until ctx ends, then returns an error wrapping
 // ErrAbandoned (or ctx's error) and leaves the guests still running to end
 // by themselves: nothing waits for them. Closing again returns nil once
 // everything is freed.

@@ -185,3 +185,17 @@ func FuzzMeasure(f *testing.F) {
 		}
 	})
 }
+
+// A module declaring a table of 100 million entries (800 MB of wazero's
+// memory at instantiation, from a module of a hundred bytes) is refused
+// before it is compiled.
+func ExampleMeasure() {
+	bin := wasmgen.Module(wasmgen.Shape{Tables: 1, TableMin: 100_000_000})
+	_, err := Measure(bin, Limits{})
+	var le *LimitError
+	fmt.Println(errors.As(err, &le), le.Limit, le.Value)
+	fmt.Println(err)
+	// Output:
+	// true MaxTableEntries 100000000
+	// sandbox: module over a limit: table entries (declared minimums): 100000000, more than Limits.MaxTableEntries (250000)
+}
