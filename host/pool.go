@@ -107,6 +107,11 @@ func (p *Plugin) release(inst *instance, ok bool) {
 	p.mu.Unlock()
 	if !keep {
 		p.discard(inst)
+		// Its place is free now: replace it. (Not in retire: the filler's
+		// own failures retire instances too, and must not restart it.)
+		p.mu.Lock()
+		p.fillLocked()
+		p.mu.Unlock()
 	}
 }
 
@@ -146,7 +151,6 @@ func (p *Plugin) retire() {
 	p.mu.Lock()
 	p.live--
 	last := p.closed && p.live == 0
-	p.fillLocked() // room for a replacement
 	p.mu.Unlock()
 	if last {
 		p.releaseRuntime()
