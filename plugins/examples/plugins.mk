@@ -6,11 +6,14 @@ EXAMPLES := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 OUT      ?= $(EXAMPLES)/../../build/plugins
 GO       ?= go
 
-# Sources every Go plugin depends on besides its own.
-GO_PLUGIN_DEPS := $(wildcard $(EXAMPLES)/../pdk/*.go) $(EXAMPLES)/../pdk/go.mod \
+# Sources every Go plugin depends on besides its own: the pdk and abi
+# packages of the root module (which pins github.com/extism/go-pdk).
+GO_PLUGIN_DEPS := $(wildcard $(EXAMPLES)/../pdk/*.go) $(EXAMPLES)/../../go.mod \
                   $(wildcard $(EXAMPLES)/../../abi/*.go)
 
-# Go plugins: each a module in $(EXAMPLES)/NAME, built to $(OUT)/NAME.wasm.
+# Go plugins: each a module in $(EXAMPLES)/NAME that requires the root module
+# (github.com/permhost/permhost, replaced by this checkout), built to
+# $(OUT)/NAME.wasm.
 # Add a Go plugin by appending its directory name here.
 GO_PLUGINS := plan-mode protect-secrets explainer team-rules
 
