@@ -44,10 +44,10 @@ failed". Exit status: 0 all passed, 1 a case failed, 2 a usage or file error.`
 
 func runTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("test", stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, testUsage) }
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), testUsage) }
 	verbose := fs.Bool("v", false, "also print passing cases")
 	cacheDir := fs.String("cache-dir", "", `compile cache directory ("off" for none)`)
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout); !ok {
 		return code
 	}
 	if fs.NArg() == 0 {
