@@ -219,10 +219,16 @@ func (e *Engine) load(ctx context.Context, s *source, strict bool) error {
 	}
 	for i, pc := range pcs {
 		m := host.Member{Name: pc.Name, Layer: pc.Layer, Policy: host.FailurePolicy(pc.FailurePolicy)}
-		if errs[i] != nil {
+		switch {
+		case errs[i] != nil && ctx.Err() != nil:
+			// The engine is closing (the agent exited while plugins were
+			// still compiling): the load was stopped, it did not fail.
+			e.log.Debug("plugin load stopped: permhost is shutting down", "plugin", pc.Name)
+			m.Plugin = failed{errs[i]}
+		case errs[i] != nil:
 			e.log.Error("plugin failed to load; its failure policy applies to every request", "plugin", pc.Name, "policy", pc.FailurePolicy, "err", errs[i])
 			m.Plugin = failed{errs[i]}
-		} else {
+		default:
 			p := results[i]
 			s.plugins = append(s.plugins, p)
 			m.Plugin, m.Version, m.SHA256 = p, p.Info().Version, p.SHA256()

@@ -40,6 +40,9 @@ const (
 	// runStopGrace is how long the agent gets to exit once its input is
 	// closed, before SIGTERM (and as long again before SIGKILL).
 	runStopGrace = 2 * time.Second
+	// runDrainWait bounds reading the rest of the agent's output once it
+	// has exited.
+	runDrainWait = time.Second
 	// maxPromptFile bounds --prompt-file.
 	maxPromptFile = 16 << 20
 )
@@ -292,6 +295,14 @@ func drive(ctx context.Context, s runSetup) int {
 
 	stop, err := turn(turnCtx, conn, s.cwd, s.text)
 	agent.Stop(runStopGrace, runStopGrace)
+	// The agent has exited: read to the end of what it wrote before closing
+	// (a process it left holding the pipe open cannot keep us waiting long).
+	drain := time.NewTimer(runDrainWait)
+	select {
+	case <-conn.Done():
+	case <-drain.C:
+	}
+	drain.Stop()
 	conn.Close() // delivers every queued event
 	if err != nil {
 		if turnCtx.Err() != nil && !errors.Is(err, acp.ErrAgentClosed) {
