@@ -82,9 +82,14 @@ type Engine struct {
 	waitOver  chan struct{}
 	waitTimer *time.Timer
 
-	mu      sync.Mutex // guards sources and retired
+	mu      sync.Mutex // guards sources, retired and mistakes
 	sources []*source
 	retired []*host.Plugin
+	// mistakes are the [plugin.config] keys their plugins do not declare,
+	// found as the plugins load; CheckConfig reports them, and once it has
+	// (reported set), later ones are logged as errors instead.
+	mistakes []*config.Error
+	reported atomic.Bool
 
 	closeOnce sync.Once
 	cancel    context.CancelFunc
@@ -207,6 +212,24 @@ func (e *Engine) load(ctx context.Context, s *source, strict bool) error {
 		}()
 	}
 	wg.Wait()
+	late := make([]bool, len(pcs)) // a mistake CheckConfig has already missed
+	for i, p := range results {
+		if p == nil {
+			continue
+		}
+		// A key the plugin does not know would fail every request: the
+		// plugin counts as failed to load, and the mistake is the file's.
+		mistakes := config.CheckConfigKeys(pcs[i], p.Info().ConfigKeys)
+		if len(mistakes) == 0 {
+			continue
+		}
+		p.Close(ctx)
+		results[i], errs[i] = nil, &host.Error{Kind: host.KindLoad, Plugin: pcs[i].Name, Err: config.Errors(mistakes)}
+		e.mu.Lock()
+		e.mistakes = append(e.mistakes, mistakes...)
+		late[i] = e.reported.Load()
+		e.mu.Unlock()
+	}
 	if strict {
 		if err := errors.Join(errs...); err != nil {
 			for _, p := range results {
@@ -224,6 +247,10 @@ func (e *Engine) load(ctx context.Context, s *source, strict bool) error {
 			// The engine is closing (the agent exited while plugins were
 			// still compiling): the load was stopped, it did not fail.
 			e.log.Debug("plugin load stopped: permhost is shutting down", "plugin", pc.Name)
+			m.Plugin = failed{errs[i]}
+		case errors.Is(errs[i], config.ErrInvalid) && !late[i]:
+			// CheckConfig reports it, with the file's other mistakes.
+			e.log.Debug("plugin configuration has keys the plugin does not declare", "plugin", pc.Name, "err", errs[i])
 			m.Plugin = failed{errs[i]}
 		case errs[i] != nil:
 			e.log.Error("plugin failed to load; its failure policy applies to every request", "plugin", pc.Name, "policy", pc.FailurePolicy, "err", errs[i])
@@ -325,6 +352,54 @@ func (e *Engine) reload(ctx context.Context, i int, old *source, seen string) {
 
 // Ready is closed once every plugin has loaded or failed to.
 func (e *Engine) Ready() <-chan struct{} { return e.ready }
+
+// CheckConfig returns the keys of [plugin.config] tables (the
+// configuration's and its bundles') that their plugin does not declare in
+// the configKeys of its permhost_describe, as a [config.ErrorList] with
+// file, line and a suggestion for each; nil when there are none. Such a
+// plugin counts as failed to load, so its failure policy applies to every
+// request; a front end should treat the mistakes as the configuration's and
+// stop before the agent starts.
+//
+// When a plugin has a configuration table, CheckConfig waits for the
+// plugins to load, at most until load_wait after start; a plugin still
+// loading then is checked when it loads, and a mistake found that late is
+// logged as an error.
+func (e *Engine) CheckConfig(ctx context.Context) error {
+	defer e.reported.Store(true)
+	if !e.hasPluginConfig() {
+		return nil
+	}
+	select {
+	case <-e.ready:
+	case <-e.waitOver:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reported.Store(true) // under mu: a mistake found from now on is logged
+	return config.Errors(e.mistakes)
+}
+
+// hasPluginConfig reports whether any plugin to load has a configuration
+// table: only those can name keys their plugin does not declare.
+func (e *Engine) hasPluginConfig() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, s := range e.sources {
+		pcs := e.cfg.Plugins
+		if s.manifest != nil {
+			pcs = s.manifest.Plugins
+		}
+		for _, pc := range pcs {
+			if len(pc.Config) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // Config is the engine's configuration.
 func (e *Engine) Config() *config.Config { return e.cfg }

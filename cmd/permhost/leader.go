@@ -48,9 +48,9 @@ func runLeader(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	cfg, err := loadConfig(*configFlag)
+	cfg, err := loadConfig(ctx, *configFlag)
 	if err != nil {
-		fmt.Fprintln(stderr, "permhost leader:", err)
+		printError(stderr, "permhost leader", err)
 		return exitUsage
 	}
 	if cfg == nil {
@@ -70,6 +70,10 @@ func runLeader(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			return exitFail
 		}
 		defer engine.Close(context.WithoutCancel(ctx))
+		if err := engine.CheckConfig(ctx); err != nil {
+			printError(stderr, "permhost leader", err)
+			return exitUsage
+		}
 	}
 
 	var person leader.Prompter = leader.PrompterFunc(func(context.Context, leader.Prompt) (string, error) {

@@ -56,14 +56,14 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("component", "permhost-proxy")
 
 	// Configuration mistakes stop permhost before the agent starts.
-	cfg, err := loadConfig(*configFlag)
+	cfg, err := loadConfig(ctx, *configFlag)
 	if err != nil {
-		fmt.Fprintln(stderr, "permhost proxy:", err)
+		printError(stderr, "permhost proxy", err)
 		return exitUsage
 	}
 	engine, handler, err := newEngine(ctx, cfg, "proxy", logger)
 	if err != nil {
-		fmt.Fprintln(stderr, "permhost proxy:", err)
+		printError(stderr, "permhost proxy", err)
 		return exitUsage
 	}
 	if engine != nil {

@@ -41,9 +41,9 @@ func runReplay(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintln(stderr, replayUsage)
 		return exitUsage
 	}
-	cfg, err := loadConfig(*configFlag)
+	cfg, err := loadConfig(ctx, *configFlag)
 	if err != nil {
-		fmt.Fprintln(stderr, "permhost replay:", err)
+		printError(stderr, "permhost replay", err)
 		return exitUsage
 	}
 	if cfg != nil {
@@ -55,6 +55,10 @@ func runReplay(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return exitUsage
 	}
 	defer engine.Close(context.WithoutCancel(ctx))
+	if err := engine.CheckConfig(ctx); err != nil {
+		printError(stderr, "permhost replay", err)
+		return exitUsage
+	}
 
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)

@@ -134,15 +134,20 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return fail("%v", err)
 	}
-	cfg, err := loadConfig(*configFlag)
+	cfg, err := loadConfig(ctx, *configFlag)
 	if err != nil {
-		return fail("%v", err)
+		printError(stderr, "permhost run", err)
+		return exitUsage
 	}
 	engine, err := policy.New(ctx, policy.Options{Config: cfg, Via: "run", Logger: logger})
 	if err != nil {
 		return fail("%v", err)
 	}
 	defer engine.Close(context.WithoutCancel(ctx))
+	if err := engine.CheckConfig(ctx); err != nil {
+		printError(stderr, "permhost run", err)
+		return exitUsage
+	}
 
 	mode := *onUndecided
 	if mode == "" {
