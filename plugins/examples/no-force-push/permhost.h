@@ -1,7 +1,11 @@
-/* permhost.h: a permhost plugin in C, with no C library (docs/abi.md).
+/* permhost.h: a permhost plugin in C (docs/abi.md). Without a C library:
  *
  *   clang --target=wasm32 -nostdlib -ffreestanding -O2 -Wl,--no-entry \
  *         -o plugin.wasm plugin.c
+ *
+ * or with wasi-libc, as a WASI reactor:
+ *
+ *   clang --target=wasm32-wasi -mexec-model=reactor -O2 -o plugin.wasm plugin.c
  *
  * Define the exports with PH_EXPORT, e.g.
  *   PH_EXPORT("permhost_decide") int32_t permhost_decide(void) { ... }
@@ -32,6 +36,7 @@ PH_IMPORT("error_set") void extism_error_set(uint64_t offset);
 PH_IMPORT("config_get") uint64_t extism_config_get(uint64_t key_offset);
 PH_IMPORT("log_info") void extism_log_info(uint64_t offset);
 
+#ifndef __wasi__
 /* What clang may call for struct copies even without a C library. */
 __attribute__((weak)) void *memcpy(void *dst, const void *src, size_t n) {
   unsigned char *d = dst;
@@ -44,6 +49,9 @@ __attribute__((weak)) void *memset(void *dst, int c, size_t n) {
   while (n--) *d++ = (unsigned char)c;
   return dst;
 }
+#else
+#include <stdlib.h>
+#endif
 
 static inline size_t ph_strlen(const char *s) {
   size_t n = 0;
@@ -65,15 +73,26 @@ static inline uint64_t ph_block(const char *p, uint64_t n) {
 }
 
 /* ph_input returns the call's input (the request JSON), NUL-terminated,
- * in a buffer at the start of the heap that grows as needed and is reused
- * by the next call; NULL when memory cannot grow that far. */
-extern unsigned char __heap_base;
+ * in a buffer that grows as needed and is reused by the next call (without
+ * a C library: the heap itself, from __heap_base); NULL when memory cannot
+ * grow that far. */
 static inline char *ph_input(uint64_t *length) {
   uint64_t n = extism_input_length();
+#ifdef __wasi__
+  static char *buf;
+  static uint64_t cap;
+  if (n + 1 > cap) {
+    char *b = realloc(buf, n + 1);
+    if (!b) return NULL;
+    buf = b, cap = n + 1;
+  }
+#else
+  extern unsigned char __heap_base;
   char *buf = (char *)&__heap_base;
   uint64_t need = (uint64_t)(uintptr_t)buf + n + 1;
   uint64_t have = (uint64_t)__builtin_wasm_memory_size(0) * 65536;
   if (need > have && __builtin_wasm_memory_grow(0, (need - have + 65535) / 65536) == (size_t)-1) return NULL;
+#endif
   uint64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     uint64_t v = extism_input_load_u64(i);
