@@ -156,7 +156,10 @@ func TestKernelSemantics(t *testing.T) {
 			&fault{KindTrap, "store_u8: 1 bytes at offset 8 lie outside the allocated memory"}},
 		{"store_u64 outside", func(h *kernelHarness) (uint64, *kernelFault) { h.ok("alloc", 4); return h.call("store_u64", 8, 1) }, 0,
 			&fault{KindTrap, "store_u64: 8 bytes at offset 8 lie outside the allocated memory"}},
-		{"output_set outside", func(h *kernelHarness) (uint64, *kernelFault) { off := h.ok("alloc", 4); return h.call("output_set", off, 5) }, 0,
+		{"output_set outside", func(h *kernelHarness) (uint64, *kernelFault) {
+			off := h.ok("alloc", 4)
+			return h.call("output_set", off, 5)
+		}, 0,
 			&fault{KindTrap, "output_set: 5 bytes at offset 8 lie outside the allocated memory"}},
 		{"output_set past the output limit", func(h *kernelHarness) (uint64, *kernelFault) { return h.call("output_set", 8, 1<<20+1) }, 0,
 			&fault{KindOutputTooLarge, "output of 1048577 bytes exceeds the limit of 1048576"}},
