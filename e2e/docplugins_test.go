@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,4 +150,31 @@ func rustcHasTarget(rustc, target string) bool {
 	}
 	_, err = os.Stat(filepath.Join(strings.TrimSpace(string(out)), "lib", "rustlib", target))
 	return err == nil
+}
+
+// TestTestingDocExample runs the full example of docs/testing.md, as
+// written, against the team-rules example plugin: every case passes.
+func TestTestingDocExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "testing.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)<!-- testing-example -->\n```toml\n(.*?)```").FindSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/testing.md has no testing-example block")
+	}
+	const pluginLine = `plugin = "../build/plugins/team-rules.wasm"`
+	if !strings.Contains(string(m[1]), pluginLine) {
+		t.Fatalf("the example does not name team-rules as %s", pluginLine)
+	}
+	dir := t.TempDir()
+	example := strings.Replace(string(m[1]), pluginLine, fmt.Sprintf("plugin = %q", examplePlugin(t, "team-rules")), 1)
+	os.WriteFile(filepath.Join(dir, "team-rules-tests.toml"), []byte(example), 0o644)
+	os.MkdirAll(filepath.Join(dir, "requests"), 0o755)
+	os.WriteFile(filepath.Join(dir, "requests", "claude-read.json"), []byte(`{"jsonrpc":"2.0","id":3,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"toolu_1","title":"Read README.md","kind":"read","rawInput":{"file_path":"/home/dev/project/README.md"},"locations":[{"path":"/home/dev/project/README.md"}]},"options":[{"optionId":"allow_always","name":"Always Allow","kind":"allow_always"},{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}}`), 0o644)
+	n := strings.Count(example, "[[case]]")
+	code, out, errOut := runPermhost(t, "test", "-v", filepath.Join(dir, "team-rules-tests.toml"))
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("%d passed, 0 failed", n)) {
+		t.Fatalf("permhost test: exit %d\n%s\n%s", code, out, errOut)
+	}
 }

@@ -39,9 +39,9 @@ func CheckConfigKeys(p Plugin, declared []string) []*Error {
 		}
 	}
 	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(lines[a], lines[b]), cmp.Compare(a, b)) })
-	key := p.Key
-	if key == "" {
-		key = "plugin"
+	key := "config." // a plugin made in code: its config table alone
+	if p.Key != "" {
+		key = p.Key + ".config."
 	}
 	var out []*Error
 	for _, k := range keys {
@@ -49,7 +49,7 @@ func CheckConfigKeys(p Plugin, declared []string) []*Error {
 		if line == 0 {
 			line = p.Line
 		}
-		out = append(out, &Error{File: p.File, Line: line, Key: key + ".config." + k,
+		out = append(out, &Error{File: p.File, Line: line, Key: key + k,
 			Msg: fmt.Sprintf("unknown key for plugin %q%s", p.Name, suggestName(k, declared, "the plugin's keys"))})
 	}
 	return out

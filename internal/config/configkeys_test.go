@@ -47,7 +47,7 @@ config = { only_in_mod = "plan" }
 		{"every key declared", cfg.Plugins[0], []string{"globs", "globz", "mode"}, nil},
 		{"a plugin that declares no keys is not checked", cfg.Plugins[0], nil, nil},
 		{"a plugin made in code", config.Plugin{Name: "eval", Config: []byte(`{"x":1,"only_in_mode":"plan"}`)}, []string{"only_in_mode"},
-			[]string{`plugin.config.x: unknown key for plugin "eval" (the plugin's keys: only_in_mode)`}},
+			[]string{`config.x: unknown key for plugin "eval" (the plugin's keys: only_in_mode)`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
