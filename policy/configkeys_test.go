@@ -2,12 +2,15 @@ package policy_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/internal/config"
@@ -104,4 +107,56 @@ func TestCheckPluginKeysOfAPartialConfig(t *testing.T) {
 	if want := path + ":1: strategy: \"parallel\" is not one of sequential, race\n" + path + ":7: plugin[0].config.decison"; !strings.HasPrefix(all, want) {
 		t.Errorf("report:\n%s\nwant it to start\n%s", all, want)
 	}
+}
+
+// With the plugin's description remembered by the compile cache, the keys
+// are checked at once, before the plugin has loaded (here it never does);
+// without it, CheckConfig waits for the load.
+func TestEngineCheckConfigFromTheCache(t *testing.T) {
+	wasm, err := filepath.Abs("testdata/endless_init.wasm") // its _initialize never returns
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "permhost.toml")
+	os.WriteFile(path, []byte("[[plugin]]\nname = \"endless\"\npath = \""+wasm+"\"\ntimeout = \"1m\"\n[plugin.config]\nmod = \"plan\"\n"), 0o600)
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	newEngine := func() *policy.Engine {
+		e, err := policy.New(context.Background(), policy.Options{Config: cfg, CacheDir: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close(context.Background()) })
+		return e
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := newEngine().CheckConfig(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("without a remembered description CheckConfig = %v, want it to wait for the load", err)
+	}
+
+	sum := sha256.Sum256(must(os.ReadFile(wasm)))
+	os.WriteFile(filepath.Join(cache, hex.EncodeToString(sum[:])+".describe.json"), []byte(`{"name":"endless","configKeys":["mode"]}`), 0o600)
+	e := newEngine()
+	err = e.CheckConfig(context.Background())
+	var list config.ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Key != "plugin[0].config.mod" || !strings.Contains(list[0].Msg, `did you mean "mode"?`) {
+		t.Fatalf("CheckConfig = %v", err)
+	}
+	select {
+	case <-e.Ready():
+		t.Fatal("the plugin loaded: the check did not come from the cache")
+	default:
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

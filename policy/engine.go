@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/digest"
 	"github.com/permhost/permhost/sandbox"
 )
 
@@ -90,6 +92,9 @@ type Engine struct {
 	// (reported set), later ones are logged as errors instead.
 	mistakes []*config.Error
 	reported atomic.Bool
+	// reportedMistakes are those CheckConfig returned, by message: a load
+	// that finds one of them later has nothing new to log.
+	reportedMistakes map[string]bool
 
 	closeOnce sync.Once
 	cancel    context.CancelFunc
@@ -107,7 +112,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	e := &Engine{cfg: cfg, via: opts.Via, home: opts.Home, log: opts.Logger, now: opts.Now,
-		cacheDir: opts.CacheDir, extra: opts.Members, ready: make(chan struct{})}
+		cacheDir: opts.CacheDir, extra: opts.Members, ready: make(chan struct{}), reportedMistakes: map[string]bool{}}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -227,7 +232,9 @@ func (e *Engine) load(ctx context.Context, s *source, strict bool) error {
 		results[i], errs[i] = nil, &host.Error{Kind: host.KindLoad, Plugin: pcs[i].Name, Err: config.Errors(mistakes)}
 		e.mu.Lock()
 		e.mistakes = append(e.mistakes, mistakes...)
-		late[i] = e.reported.Load()
+		for _, m := range mistakes {
+			late[i] = late[i] || e.reported.Load() && !e.reportedMistakes[m.Error()]
+		}
 		e.mu.Unlock()
 	}
 	if strict {
@@ -361,44 +368,65 @@ func (e *Engine) Ready() <-chan struct{} { return e.ready }
 // request; a front end should treat the mistakes as the configuration's and
 // stop before the agent starts.
 //
-// When a plugin has a configuration table, CheckConfig waits for the
-// plugins to load, at most until load_wait after start; a plugin still
+// A plugin whose description the compile cache remembers from an earlier
+// load is checked at once; for the others CheckConfig waits for the
+// plugins to load, at most until load_wait after start. A plugin still
 // loading then is checked when it loads, and a mistake found that late is
 // logged as an error.
 func (e *Engine) CheckConfig(ctx context.Context) error {
 	defer e.reported.Store(true)
-	if !e.hasPluginConfig() {
-		return nil
-	}
-	select {
-	case <-e.ready:
-	case <-e.waitOver:
-	case <-ctx.Done():
-		return ctx.Err()
+	cached, complete := e.cachedMistakes()
+	if !complete {
+		select {
+		case <-e.ready:
+		case <-e.waitOver:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.reported.Store(true) // under mu: a mistake found from now on is logged
+	if complete {
+		for _, m := range cached {
+			e.reportedMistakes[m.Error()] = true
+		}
+		return config.Errors(cached)
+	}
+	for _, m := range e.mistakes {
+		e.reportedMistakes[m.Error()] = true
+	}
 	return config.Errors(e.mistakes)
 }
 
-// hasPluginConfig reports whether any plugin to load has a configuration
-// table: only those can name keys their plugin does not declare.
-func (e *Engine) hasPluginConfig() bool {
+// cachedMistakes checks each plugin that has a configuration table against
+// the description the compile cache remembers for its module; complete is
+// false when some plugin's description is not there (it must load first).
+func (e *Engine) cachedMistakes() (mistakes []*config.Error, complete bool) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, s := range e.sources {
+	sources := slices.Clone(e.sources)
+	e.mu.Unlock()
+	for _, s := range sources {
 		pcs := e.cfg.Plugins
 		if s.manifest != nil {
 			pcs = s.manifest.Plugins
 		}
 		for _, pc := range pcs {
-			if len(pc.Config) > 0 {
-				return true
+			if len(pc.Config) == 0 {
+				continue
 			}
+			sha, err := digest.File(pc.Path)
+			if err != nil {
+				return nil, false
+			}
+			info, ok := host.CachedInfo(e.cacheDir, sha)
+			if !ok {
+				return nil, false
+			}
+			mistakes = append(mistakes, config.CheckConfigKeys(pc, info.ConfigKeys)...)
 		}
 	}
-	return false
+	return mistakes, true
 }
 
 // Config is the engine's configuration.
