@@ -6,11 +6,13 @@ import (
 
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/digest"
 	"github.com/permhost/permhost/sandbox"
 )
 
-// CheckPluginKeys loads each of plugins that has a configuration table,
-// only to read the keys it declares, and returns the keys of those tables
+// CheckPluginKeys reads the keys each of plugins that has a configuration
+// table declares — from the compile cache's remembered description, else by
+// loading the plugin — and returns the keys of those tables
 // it does not declare ([config.CheckConfigKeys]), in file order. A plugin
 // that cannot be loaded is skipped: what is wrong with it is reported
 // elsewhere. It is for a configuration that already has mistakes, so that
@@ -22,6 +24,12 @@ func CheckPluginKeys(ctx context.Context, plugins []config.Plugin, cacheDir stri
 	for i, pc := range plugins {
 		if len(pc.Config) == 0 || pc.Path == "" {
 			continue
+		}
+		if sha, err := digest.File(pc.Path); err == nil {
+			if info, ok := host.CachedInfo(cacheDir, sha); ok {
+				found[i] = config.CheckConfigKeys(pc, info.ConfigKeys)
+				continue
+			}
 		}
 		wg.Add(1)
 		go func() {
