@@ -21,7 +21,7 @@
 // ready ahead of need by a background goroutine, under the same budget, and
 // for modules with a runtime to start warmed up with one decision under the
 // plugin's own Timeout, so that a decision almost never pays for them; a
-// decision never waits for a warm-up, and waits for a free instance at most
+// decision never waits for a warm-up that may not end, and waits for a free instance at most
 // until its deadline. Each instance's linear memory is a mapping of the
 // memory limit, so growing it never copies; linear memory, tables and the
 // kernel's arena share the memory limit. Close waits for running guests at

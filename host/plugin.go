@@ -74,6 +74,7 @@ type Plugin struct {
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
 	cache    wazero.CompilationCache
+	entry    *compileCache // nil without a compile cache
 
 	// maxIdle bounds the idle instances (PoolSize plus the spare), maxLive
 	// all of them.
@@ -95,6 +96,8 @@ type Plugin struct {
 	onCallersGoroutine bool
 	// noWarmup is set once the plugin failed its warm-up call.
 	noWarmup atomic.Bool
+	// cold is Load's instance while it may still be warmed up.
+	cold *instance
 	// compileAbandoned: Load gave up on the compile, whose goroutine now
 	// owns the runtime.
 	compileAbandoned bool
@@ -160,6 +163,11 @@ func Load(ctx context.Context, opts Options) (p *Plugin, err error) {
 	}
 	if err := p.handshake(ctx); err != nil {
 		return nil, err
+	}
+	if p.entry != nil {
+		if err := p.entry.keepInfo(p.info); err != nil && p.logger != nil {
+			p.logger.Warn("compile cache: plugin description not kept", "plugin", p.name, "err", err)
+		}
 	}
 	return p, nil
 }
@@ -317,7 +325,7 @@ func (p *Plugin) compile(ctx context.Context, wasm []byte, cacheDir string) erro
 	if cache != nil {
 		wcache, instrumented = cache.wazero, cache.instrumented
 	}
-	p.cache = wcache
+	p.cache, p.entry = wcache, cache
 	if instrumented == nil {
 		if instrumented, err = sandbox.Instrument(wasm); err != nil {
 			return p.fail(KindLoad, err)
@@ -444,9 +452,12 @@ func (p *Plugin) handshake(ctx context.Context) *Error {
 	// The first instance is not warmed up: a decision that comes at once
 	// takes it as it is rather than wait for a warm-up; the filler makes a
 	// warmed spare, which the next decisions take first (the pool is
-	// last-in, first-out).
+	// last-in, first-out), and then warms this one up if it is still idle.
 	p.mu.Lock()
 	p.idle = append(p.idle, inst)
+	if inst.initialize != nil {
+		p.cold = inst
+	}
 	p.fillLocked()
 	p.mu.Unlock()
 	return nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/permhost/permhost/abi"
@@ -22,8 +23,9 @@ import (
 //     and permhost_describe), pools it without a warm-up and starts the
 //     filler for a spare, which it warms up (under the plugin's own
 //     Timeout: a warm-up that fails or times out means no warm-up from
-//     then on). No decision ever waits for a warm-up: the first one takes
-//     the first instance as it is if the spare is not ready.
+//     then on), and then warms Load's instance up while the spare is
+//     idle. No decision waits for a warm-up that may not end: the first
+//     one takes the first instance as it is if the spare is not ready.
 //   - Whenever fewer than two instances are idle (a call took one, or one
 //     was discarded), the filler makes another, so that while a call runs
 //     one instance is ready for the next, even when the first fails (as
@@ -217,6 +219,15 @@ func (p *Plugin) fill() {
 			return
 		}
 		kept := p.putLocked(inst)
+		cold := p.takeColdLocked()
+		p.mu.Unlock()
+		if !kept {
+			p.discard(inst)
+		}
+		if cold != nil {
+			p.warmCold(cold)
+		}
+		p.mu.Lock()
 		more := p.needLocked()
 		if more {
 			p.live++
@@ -224,13 +235,39 @@ func (p *Plugin) fill() {
 			p.filling = false
 		}
 		p.mu.Unlock()
-		if !kept {
-			p.discard(inst)
-		}
 		if !more {
 			return
 		}
 	}
+}
+
+// takeColdLocked takes Load's instance out of the pool to be warmed up,
+// once the filler has pooled a warmed spare (so that a decision that comes
+// meanwhile finds that one) and as long as warm-ups succeed and the
+// instance has not served a decision yet (which warmed it). p.mu is held.
+func (p *Plugin) takeColdLocked() *instance {
+	c := p.cold
+	if c == nil || p.closed || p.noWarmup.Load() {
+		return nil
+	}
+	p.cold = nil
+	i := slices.Index(p.idle, c)
+	if i < 0 || len(p.idle) < 2 {
+		return nil // serving, or the only one ready
+	}
+	p.idle = slices.Delete(p.idle, i, i+1)
+	p.busy[c] = struct{}{}
+	return c
+}
+
+// warmCold warms Load's instance up and gives it back to the pool (to a
+// waiting decision first), or discards it when its warm-up failed.
+func (p *Plugin) warmCold(c *instance) {
+	ok := c.warmUp(p.lifetime)
+	if !ok {
+		p.noWarmup.Store(true)
+	}
+	p.release(c, ok)
 }
 
 func (p *Plugin) isClosed() bool {
