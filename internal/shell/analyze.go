@@ -75,27 +75,39 @@ func AnalyzeArgv(argv []string, cwd, home string) (*abi.Shell, []abi.Path) {
 }
 
 func (a *analyzer) argv(argv []string) (*abi.Shell, []abi.Path) {
-	src := quoteArgv(argv)
+	src, words := quoteArgv(argv)
 	if len(argv) == 0 {
 		a.fail("empty argv")
 	} else {
-		words := make([]word, len(argv))
-		for i, s := range argv {
-			words[i] = word{text: s}
-		}
-		a.command(words, nil, nil, frame{})
+		// No statement: the argv as a whole is where its command is, and
+		// a script it hands to a shell is where its quoted word is.
+		a.command(words, nil, nil, frame{base: -1, span: &abi.Range{Start: 0, End: len(src)}})
 	}
 	return a.result(src)
 }
 
-func quoteArgv(argv []string) string {
-	q := make([]string, len(argv))
+// quoteArgv returns argv as a shell would have to write it, and its words,
+// each placed where the source shows it verbatim (as is, or inside single
+// quotes).
+func quoteArgv(argv []string) (string, []word) {
+	var b strings.Builder
+	words := make([]word, len(argv))
 	for i, s := range argv {
-		if t, err := syntax.Quote(s, syntax.LangBash); err == nil {
-			q[i] = t
-		} else {
-			q[i] = s
+		if i > 0 {
+			b.WriteByte(' ')
 		}
+		words[i] = word{text: s}
+		q, err := syntax.Quote(s, syntax.LangBash)
+		switch {
+		case err != nil:
+			q = s
+			words[i].pos = 1 + b.Len()
+		case q == s:
+			words[i].pos = 1 + b.Len()
+		case q == "'"+s+"'":
+			words[i].pos = 1 + b.Len() + 1
+		}
+		b.WriteString(q)
 	}
-	return strings.Join(q, " ")
+	return b.String(), words
 }
