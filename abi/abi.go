@@ -133,9 +133,10 @@ type Action struct {
 	// it says (codex-acp's rawInput.cwd, Gemini's content text), else the
 	// session's.
 	Cwd string `json:"cwd,omitempty"`
-	// Paths are the absolute paths of the files the tool names (for an
-	// edit, read, delete or move), in the order found; the files a command
-	// touches are in Request.Paths.
+	// Paths are the absolute paths of the files the tool itself names (an
+	// edit's, a read's; claude-agent-acp also names a command's targets),
+	// in the order found. Request.Paths holds these with their access, and
+	// the files the shell analysis finds a command touching.
 	Paths []string `json:"paths,omitempty"`
 	// URLs are the URLs a fetch names.
 	URLs []string `json:"urls,omitempty"`

@@ -35,14 +35,27 @@ func Analyze(rawInput json.RawMessage, cwd, home string) (*abi.Shell, []abi.Path
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return nil, nil
 	}
-	cmd := bytes.TrimSpace(in.Command)
+	dir := ""
+	if in.Cwd != nil {
+		dir = *in.Cwd
+	}
+	return AnalyzeCommand(in.Command, dir, cwd, home)
+}
+
+// AnalyzeCommand analyses a command as an agent gives it: a JSON string (a
+// script) or an array of strings (an argv, as exec runs it); anything else
+// is a command the analysis cannot read (Parsed false). dir, when
+// absolute, is the directory the command runs in; InsideCwd is always
+// against the session's cwd. It returns nil, nil when cmd is empty or null.
+func AnalyzeCommand(cmd json.RawMessage, dir, cwd, home string) (*abi.Shell, []abi.Path) {
+	cmd = bytes.TrimSpace(cmd)
 	if len(cmd) == 0 || bytes.Equal(cmd, []byte("null")) {
 		return nil, nil
 	}
 	a := newAnalyzer(cwd, home)
-	if in.Cwd != nil && path.IsAbs(*in.Cwd) {
+	if path.IsAbs(dir) {
 		// The command runs there; insideCwd still refers to the session's.
-		a.dir, a.dirKnown = path.Clean(*in.Cwd), true
+		a.dir, a.dirKnown = path.Clean(dir), true
 	}
 	var script string
 	if err := json.Unmarshal(cmd, &script); err == nil {
@@ -60,6 +73,9 @@ func Analyze(rawInput json.RawMessage, cwd, home string) (*abi.Shell, []abi.Path
 		Commands: []abi.Command{},
 	}, nil
 }
+
+// Inside reports whether the absolute, clean path p is cwd or below it.
+func Inside(p, cwd string) bool { return inside(p, cwd) }
 
 // AnalyzeScript analyses a bash script run in cwd.
 func AnalyzeScript(src, cwd, home string) (*abi.Shell, []abi.Path) {
