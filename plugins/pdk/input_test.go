@@ -47,7 +47,9 @@ func TestInputString(t *testing.T) {
 }
 
 func TestFeeds(t *testing.T) {
-	at := func(pipeline, stage int) abi.Command { return abi.Command{Argv: []string{"x"}, Pipeline: pipeline, Stage: stage} }
+	at := func(pipeline, stage int) abi.Command {
+		return abi.Command{Argv: []string{"x"}, Pipeline: pipeline, Stage: stage}
+	}
 	tests := []struct {
 		a, b abi.Command
 		want bool
