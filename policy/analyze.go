@@ -3,6 +3,7 @@ package policy
 import (
 	"path"
 	"slices"
+	"strings"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/internal/profile"
@@ -69,16 +70,5 @@ func commandRoots(sh *abi.Shell) string {
 			roots = append(roots, r)
 		}
 	}
-	return joinComma(roots)
-}
-
-func joinComma(ss []string) string {
-	out := ""
-	for i, s := range ss {
-		if i > 0 {
-			out += ", "
-		}
-		out += s
-	}
-	return out
+	return strings.Join(roots, ", ")
 }

@@ -1,11 +1,13 @@
 package profile
 
 import (
+	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/jsontext"
 )
 
 // Profile is what permhost knows about one agent. Profiles are values of
@@ -188,8 +190,8 @@ type Offered struct {
 	ID, Name string
 }
 
-// AskingMode returns the mode to move a session offering these modes to so
-// that the agent asks: the profile's asking mode when offered; else
+// AskingModeOf returns the mode to move a session offering these modes to
+// so that the agent asks: the profile's asking mode when offered; else
 // "default" when offered and asking; else the first offered mode that
 // asks. It returns false when no offered mode asks.
 func (p *Profile) AskingModeOf(offered []Offered) (string, bool) {
@@ -213,16 +215,25 @@ func (p *Profile) AskingModeOf(offered []Offered) (string, bool) {
 }
 
 // IsApprovalElicitation reports whether an elicitation/create whose params
-// carry this _meta (decoded as an object) is an approval of a tool call.
-func (p *Profile) IsApprovalElicitation(meta map[string]string) bool {
-	return p.Elicitation != nil && meta[p.Elicitation.Key] == p.Elicitation.Value
+// carry this _meta object is an approval of a tool call rather than a
+// question. _meta that is not one strict JSON object is not an approval.
+func (p *Profile) IsApprovalElicitation(meta json.RawMessage) bool {
+	if p.Elicitation == nil {
+		return false
+	}
+	v, ok := object(meta)[p.Elicitation.Key]
+	if !ok {
+		return false
+	}
+	s, err := jsontext.String(v)
+	return err == nil && s == p.Elicitation.Value
 }
 
-// GrantOf returns what choosing option o of a request whose action is a
-// grants, for a durable option; nil for a one-time one. root is the
-// command root (the first program the command runs), "" when none. An
-// option the profile does not describe grants scope "unknown". A
-// one-time option the profile says switches the mode grants that too.
+// GrantOf returns what choosing option o really grants, in a request whose
+// action is a: for a durable option, the profile's description, or scope
+// "unknown" when it has none; for a one-time option nil, unless the profile
+// says it also switches the mode. root names the programs the command runs
+// ("rm", or "git, rm"), "" when unknown.
 func (p *Profile) GrantOf(o abi.Option, a abi.Action, root string) *abi.Grant {
 	for _, g := range p.Grants {
 		if g.OptionID != o.OptionID || (len(g.Families) > 0 && !slices.Contains(g.Families, a.Family)) {

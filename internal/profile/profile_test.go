@@ -498,14 +498,23 @@ func TestGrantOf(t *testing.T) {
 }
 
 func TestIsApprovalElicitation(t *testing.T) {
-	if !codex.IsApprovalElicitation(map[string]string{"codex_approval_kind": "mcp_tool_call"}) {
-		t.Error("codex MCP approval not recognised")
+	tests := []struct {
+		p    *Profile
+		meta string
+		want bool
+	}{
+		{codex, `{"codex_approval_kind":"mcp_tool_call","persist":["session","always"]}`, true},
+		{codex, `{"codex":{"autoResolutionMs":null}}`, false}, // request_user_input, recorded: a question
+		{codex, `{"codex_approval_kind":"other"}`, false},
+		{codex, `{"codex_approval_kind":"mcp_tool_call","CODEX_APPROVAL_KIND":"x"}`, false}, // ambiguous
+		{codex, `null`, false},
+		{codex, ``, false},
+		{claude, `{"codex_approval_kind":"mcp_tool_call"}`, false},
 	}
-	if codex.IsApprovalElicitation(map[string]string{"codex_approval_kind": "other"}) || codex.IsApprovalElicitation(nil) {
-		t.Error("recognised a question as an approval")
-	}
-	if claude.IsApprovalElicitation(map[string]string{"codex_approval_kind": "mcp_tool_call"}) {
-		t.Error("claude has no approval elicitations profiled")
+	for _, tt := range tests {
+		if got := tt.p.IsApprovalElicitation(json.RawMessage(tt.meta)); got != tt.want {
+			t.Errorf("%s: IsApprovalElicitation(%s) = %v", tt.p.Name, tt.meta, got)
+		}
 	}
 }
 
