@@ -18,6 +18,11 @@
 //
 //	func main() {}
 //
+// The package belongs to the module github.com/permhost/permhost, with
+// [github.com/permhost/permhost/abi]: a plugin's module requires that one
+// module (go get github.com/permhost/permhost@VERSION), and builds with
+// nothing else from it but github.com/extism/go-pdk.
+//
 // Importing this package is what makes the module a plugin: built for
 // wasip1 it exports permhost_decide, permhost_abi and permhost_describe (see
 // docs/abi.md) over the Extism host functions of github.com/extism/go-pdk.
