@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -172,5 +173,32 @@ func TestBuildRequestRefusesAmbiguousToolCall(t *testing.T) {
 	params := `{"sessionId":"s","toolCall":{"toolCallId":"t","kind":"execute","rawInput":{"command":"ls","COMMAND":"rm -rf ~"}},"options":[]}`
 	if _, err := policy.BuildRequest(permissionRequest(t, params), "d", "/home/dev"); err == nil || !errors.Is(err, profile.ErrToolCall) {
 		t.Errorf("err %v, want profile.ErrToolCall", err)
+	}
+}
+
+// BenchmarkBuildRequest is the cost of reading one request: the profile's
+// strict read of the tool call, the shell analysis, options and grants.
+func BenchmarkBuildRequest(b *testing.B) {
+	large := strings.Repeat("x", 1<<20)
+	for _, bc := range []struct{ name, agent, version, params string }{
+		{"gemini-shell", "gemini-cli", "0.61.0", `{"sessionId":"s","options":[{"optionId":"proceed_always","name":"Allow for this session","kind":"allow_always"},{"optionId":"proceed_once","name":"Allow","kind":"allow_once"},{"optionId":"cancel","name":"Reject","kind":"reject_once"}],"toolCall":{"toolCallId":"run_shell_command__run_shell_command_1_0","status":"pending","title":"git status && npm test","content":[{"type":"content","content":{"type":"text","text":"[current working directory /home/dev/project]"}}],"locations":[],"kind":"execute"}}`},
+		{"claude-write-1MiB", "@agentclientprotocol/claude-agent-acp", "0.101.0", `{"sessionId":"s","options":[{"optionId":"allow-once","name":"Yes","kind":"allow_once"},{"optionId":"reject","name":"No","kind":"reject_once"}],"toolCall":{"toolCallId":"toolu_1","name":"Write","kind":"edit","title":"Write a.txt","rawInput":{"file_path":"/home/dev/project/a.txt","content":"` + large + `"},"content":[{"type":"diff","path":"/home/dev/project/a.txt","oldText":null,"newText":"` + large + `"}],"locations":[{"path":"/home/dev/project/a.txt"}]}}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var p struct {
+				ToolCall json.RawMessage `json:"toolCall"`
+			}
+			if err := json.Unmarshal([]byte(bc.params), &p); err != nil {
+				b.Fatal(err)
+			}
+			pr := &acp.PermissionRequest{Params: json.RawMessage(bc.params), SessionID: "s", ToolCall: p.ToolCall,
+				Session: acp.SessionInfo{ID: "s", Cwd: "/home/dev/project", Agent: acp.Peer{Name: bc.agent, Version: bc.version}}}
+			b.SetBytes(int64(len(bc.params)))
+			for b.Loop() {
+				if _, err := policy.BuildRequest(pr, "d", "/home/dev"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -45,6 +45,8 @@ type FoundPath struct {
 type call struct {
 	members map[string][]byte
 	input   map[string][]byte // rawInput, when an object
+	content []map[string][]byte // the content items, split once
+	split   bool
 	id      string
 	title   string
 	kind    string
@@ -241,6 +243,18 @@ func stringsOf(b []byte) []string {
 	return out
 }
 
+// items returns the content items, split on first use: a Write's content
+// can be megabytes, read by several sources.
+func (c *call) items() []map[string][]byte {
+	if !c.split {
+		c.split = true
+		for _, item := range array(c.members["content"]) {
+			c.content = append(c.content, object(item))
+		}
+	}
+	return c.content
+}
+
 // strings returns the string values source s finds in c.
 func (c *call) strings(s Source) []string {
 	switch s.From {
@@ -254,8 +268,7 @@ func (c *call) strings(s Source) []string {
 		return urlsIn(c.title)
 	case FromContentText:
 		var out []string
-		for _, item := range array(c.members["content"]) {
-			it := object(item)
+		for _, it := range c.items() {
 			if t, _ := jsontext.String(it["type"]); t != "content" {
 				continue
 			}
@@ -281,8 +294,7 @@ func (c *call) strings(s Source) []string {
 		return out
 	case FromDiffs:
 		var out []string
-		for _, item := range array(c.members["content"]) {
-			it := object(item)
+		for _, it := range c.items() {
 			if t, _ := jsontext.String(it["type"]); t == "diff" {
 				if p, err := jsontext.String(it["path"]); err == nil {
 					out = append(out, p)
