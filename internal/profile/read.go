@@ -44,7 +44,7 @@ type FoundPath struct {
 // call is a tool call split into its members, exactly as keyed.
 type call struct {
 	members map[string][]byte
-	input   map[string][]byte // rawInput, when an object
+	input   map[string][]byte   // rawInput, when an object
 	content []map[string][]byte // the content items, split once
 	split   bool
 	id      string
