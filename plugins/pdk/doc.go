@@ -29,6 +29,10 @@
 // Built for any other platform it exports nothing, so that a plugin's decide
 // function can be unit-tested with an ordinary go test.
 //
+// Register reports the ABI version of the abi package it is built with
+// (1.1): decide on the request's Action and Shell, which permhost fills the
+// same way whichever agent asks; [CommandText] and [Feeds] help with them.
+//
 // A decide function that returns an error, panics, or returns a decision that
 // fails [abi.Decision.Validate] makes the call fail; permhost then applies
 // the plugin's failure_policy (by default the conservative builtin
