@@ -155,7 +155,7 @@ func testHostileDecide(t *testing.T, over *overshoots) {
 			wantKind: host.KindBadOutput, check: checkTrapMessage("duplicate key")},
 		{fixture: "unreachable", wantKind: host.KindTrap},
 		// table.grow by 2^30 (once the Go runtime's fatal out of memory),
-		// then by 4096 until refused: refused past MaxTableEntries with
+		// then by 65536 until refused: refused past MaxTableEntries with
 		// -1, then the fixture traps.
 		{fixture: "table_grow", wantKind: host.KindTrap, check: checkTrapMessage("unreachable")},
 		{fixture: "table_grow", limits: sandbox.Limits{MaxTableEntries: 10_000}, wantKind: host.KindTrap},

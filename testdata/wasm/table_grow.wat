@@ -1,6 +1,6 @@
 ;; table_grow: one table.grow by 2^30 entries, the grow that took the Go
 ;; runtime to "fatal error: out of memory" (wazero appends the entries to a
-;; Go slice no cap charges), then grows of 4096 entries until one fails.
+;; Go slice no cap charges), then grows of 65536 entries until one fails.
 ;; The sandbox refuses every grow past Limits.MaxTableEntries (or the memory
 ;; budget, at 8 bytes an entry) with -1, the wasm result of a refused grow:
 ;; permhost_decide then executes unreachable.
@@ -42,5 +42,5 @@
   (func (export "permhost_decide") (result i32)
     (drop (table.grow $t (ref.null func) (i32.const 0x40000000)))
     (loop $more
-      (br_if $more (i32.ne (table.grow $t (ref.null func) (i32.const 4096)) (i32.const -1))))
+      (br_if $more (i32.ne (table.grow $t (ref.null func) (i32.const 65536)) (i32.const -1))))
     unreachable))
