@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
-	"github.com/permhost/permhost/sandbox"
 )
 
 // Options configure an [Engine].
@@ -53,14 +52,18 @@ type source struct {
 	ref      *config.Bundle // nil for the configuration's plugins
 	manifest *config.BundleManifest
 	print    string // bundle fingerprint when loaded
-	members  []host.Member
-	plugins  []*host.Plugin
+	slots    []*slot
 }
 
 // Engine owns the loaded plugins, the chain and the decision log. It starts
 // loading plugins in the background at construction, so that a proxy can
-// forward initialize at once; decisions wait for the load. Bundles that
-// change on disk are reloaded; a failed reload keeps the last good one.
+// forward initialize at once. A decision does not wait for all of them:
+// plugins that are ready decide at once, one still loading is waited for
+// only until load_wait after its load began, then counts as failed for that
+// decision (see [host.Chain.Run]); one that failed to load is retried in
+// the background. Bundles that change on disk are reloaded; a failed reload
+// keeps the last good one, and the plugins a reload replaces are closed
+// once the last decision using them ends.
 type Engine struct {
 	cfg      *config.Config
 	via      string
@@ -72,19 +75,23 @@ type Engine struct {
 	cacheDir string
 	extra    []host.Member
 	state    *bundle.State
+	loadWait time.Duration
 
-	ready chan struct{}
-	chain atomic.Pointer[host.Chain] // set before ready closes
-	// loading stands in for the chain until ready: the configured plugins
-	// as failing with ErrStillLoading. Decisions use it once waitOver is
-	// closed, load_wait after start.
-	loading   *host.Chain
-	waitOver  chan struct{}
-	waitTimer *time.Timer
+	// loadPlugin and after are host.Load and time.After; tests replace
+	// them before anything loads.
+	loadPlugin func(context.Context, host.Options) (loaded, error)
+	after      func(time.Duration) <-chan time.Time
 
-	mu      sync.Mutex // guards sources and retired
+	ready chan struct{} // closed once every first load attempt ended
+
+	mu      sync.Mutex // guards sources, current, slots, closed
 	sources []*source
-	retired []*host.Plugin
+	current *generation
+	slots   map[*slot]struct{} // every slot not closed yet
+	closed  bool
+
+	loaders sync.WaitGroup // slots' loading goroutines
+	closers sync.WaitGroup // retired slots being closed
 
 	closeOnce sync.Once
 	cancel    context.CancelFunc
@@ -94,6 +101,17 @@ type Engine struct {
 // New validates opts, opens the decision log, admits bundles (signatures,
 // revisions, pins) and starts loading plugins. The engine must be closed.
 func New(ctx context.Context, opts Options) (*Engine, error) {
+	e, err := newEngine(opts)
+	if err != nil {
+		return nil, err
+	}
+	e.start(ctx, opts.ReloadEvery)
+	return e, nil
+}
+
+// newEngine is New without starting to load, so that tests can replace
+// loadPlugin and after first.
+func newEngine(opts Options) (*Engine, error) {
 	cfg := opts.Config
 	if cfg == nil {
 		cfg = &config.Config{Strategy: config.StrategySequential, OnUndecided: config.UndecidedReject}
@@ -102,7 +120,15 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	e := &Engine{cfg: cfg, via: opts.Via, home: opts.Home, log: opts.Logger, now: opts.Now,
-		cacheDir: opts.CacheDir, extra: opts.Members, ready: make(chan struct{})}
+		cacheDir: opts.CacheDir, extra: opts.Members, ready: make(chan struct{}),
+		loadWait: cfg.LoadWait, slots: map[*slot]struct{}{}, after: time.After}
+	e.loadPlugin = func(ctx context.Context, o host.Options) (loaded, error) {
+		p, err := host.Load(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -114,6 +140,9 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	if e.via == "" {
 		e.via = "proxy"
+	}
+	if e.loadWait <= 0 {
+		e.loadWait = config.DefaultLoadWait
 	}
 	statePath := opts.BundleState
 	if statePath == "" && len(cfg.Bundles) > 0 {
@@ -133,11 +162,6 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		}
 		e.sources = append(e.sources, s)
 	}
-	loading, err := e.loadingChain()
-	if err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
-	}
-	e.loading = loading
 	e.dlog = opts.Log
 	if e.dlog == nil {
 		l, err := OpenDecisionLog(cfg.LogPath, e.log)
@@ -146,27 +170,45 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		}
 		e.dlog, e.ownsLog = l, true
 	}
-	wait := cfg.LoadWait
-	if wait <= 0 {
-		wait = config.DefaultLoadWait
-	}
-	e.waitOver = make(chan struct{})
-	e.waitTimer = time.AfterFunc(wait, func() { close(e.waitOver) })
+	return e, nil
+}
+
+// start begins loading every plugin, installs the first chain at once (its
+// members loading) and watches bundles.
+func (e *Engine) start(ctx context.Context, reloadEvery time.Duration) {
 	loadCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	e.cancel = cancel
+	var dones []<-chan struct{}
+	for _, s := range e.sources {
+		for _, pc := range e.pluginsOf(s) {
+			sl := e.newSlot(loadCtx, pc)
+			s.slots = append(s.slots, sl)
+			dones = append(dones, sl.done)
+		}
+	}
+	e.rebuild()
 	e.bg.Add(1)
 	go func() {
 		defer e.bg.Done()
-		e.loadAll(loadCtx)
-		if len(cfg.Bundles) > 0 && opts.ReloadEvery >= 0 {
-			every := opts.ReloadEvery
-			if every == 0 {
-				every = time.Second
+		defer close(e.ready)
+		for _, d := range dones {
+			select {
+			case <-d:
+			case <-loadCtx.Done():
+				return
 			}
-			e.watch(loadCtx, every)
 		}
 	}()
-	return e, nil
+	if len(e.cfg.Bundles) > 0 && reloadEvery >= 0 {
+		if reloadEvery == 0 {
+			reloadEvery = time.Second
+		}
+		e.bg.Add(1)
+		go func() {
+			defer e.bg.Done()
+			e.watch(loadCtx, reloadEvery)
+		}()
+	}
 }
 
 // admit verifies a bundle and returns its (not yet loaded) source.
@@ -179,80 +221,61 @@ func (e *Engine) admit(ref *config.Bundle) (*source, error) {
 	return &source{ref: ref, manifest: m, print: print}, nil
 }
 
-// failed stands in for a plugin that could not be loaded: every call fails
-// with the load error, so its failure policy decides what that means.
+func (e *Engine) pluginsOf(s *source) []config.Plugin {
+	if s.manifest != nil {
+		return s.manifest.Plugins
+	}
+	return e.cfg.Plugins
+}
+
+// failed stands in for a chain that could not be made: every call fails
+// with the error, so its failure policy (closed) decides what that means.
 type failed struct{ err error }
 
 func (f failed) Call(context.Context, abi.Request) host.Result { return host.Result{Err: f.err} }
 
-// load loads the plugins of s. With strict set (a bundle reload), any load
-// failure fails the whole source so the last good one stays.
-func (e *Engine) load(ctx context.Context, s *source, strict bool) error {
-	pcs := e.cfg.Plugins
-	if s.manifest != nil {
-		pcs = s.manifest.Plugins
-	}
-	results := make([]*host.Plugin, len(pcs))
+// loadStrict loads every plugin of a new bundle revision before it is
+// taken: any load failure fails the whole source, so that the last good
+// one stays.
+func (e *Engine) loadStrict(ctx context.Context, s *source) error {
+	pcs := e.pluginsOf(s)
+	results := make([]loaded, len(pcs))
 	errs := make([]error, len(pcs))
 	var wg sync.WaitGroup
 	for i, pc := range pcs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = host.Load(ctx, host.Options{
-				Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
-				Limits:   sandbox.Limits{Timeout: pc.Timeout, MemoryBytes: pc.Memory},
-				CacheDir: e.cacheDir, Logger: e.log,
-			})
+			results[i], errs[i] = e.loadPlugin(ctx, e.pluginOptions(pc))
 		}()
 	}
 	wg.Wait()
-	if strict {
-		if err := errors.Join(errs...); err != nil {
-			for _, p := range results {
-				if p != nil {
-					p.Close(ctx)
-				}
+	if err := errors.Join(errs...); err != nil {
+		for _, p := range results {
+			if p != nil {
+				p.Close(ctx)
 			}
-			return err
 		}
+		return err
 	}
 	for i, pc := range pcs {
-		m := host.Member{Name: pc.Name, Layer: pc.Layer, Policy: host.FailurePolicy(pc.FailurePolicy)}
-		if errs[i] != nil {
-			e.log.Error("plugin failed to load; its failure policy applies to every request", "plugin", pc.Name, "policy", pc.FailurePolicy, "err", errs[i])
-			m.Plugin = failed{errs[i]}
-		} else {
-			p := results[i]
-			s.plugins = append(s.plugins, p)
-			m.Plugin, m.Version, m.SHA256 = p, p.Info().Version, p.SHA256()
-			e.log.Debug("plugin loaded", "plugin", pc.Name, "version", m.Version, "sha256", m.SHA256)
-		}
-		s.members = append(s.members, m)
+		s.slots = append(s.slots, e.newLoadedSlot(pc, results[i]))
 	}
 	return nil
 }
 
-func (e *Engine) loadAll(ctx context.Context) {
-	defer close(e.ready)
-	var wg sync.WaitGroup
-	for _, s := range e.sources {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e.load(ctx, s, false)
-		}()
-	}
-	wg.Wait()
-	e.rebuild()
-}
-
-// rebuild makes the chain from the current sources.
+// rebuild makes the chain from the current sources and installs it.
 func (e *Engine) rebuild() {
 	e.mu.Lock()
-	var members []host.Member
+	var (
+		members []host.Member
+		slots   []*slot
+	)
 	for _, s := range e.sources {
-		members = append(members, s.members...)
+		for _, sl := range s.slots {
+			members = append(members, sl.member())
+			slots = append(slots, sl)
+		}
 	}
 	e.mu.Unlock()
 	members = append(members, e.extra...)
@@ -265,7 +288,7 @@ func (e *Engine) rebuild() {
 			Name: "chain", Layer: host.LayerAdmin, Policy: host.FailClosed, Plugin: failed{err},
 		}}})
 	}
-	e.chain.Store(chain)
+	e.install(newGeneration(chain, slots))
 }
 
 // watch reloads bundles whose files change.
@@ -293,11 +316,12 @@ func (e *Engine) watch(ctx context.Context, every time.Duration) {
 
 // reload replaces bundle source i, keeping the old one when anything fails.
 // seen is the fingerprint of the files that prompted it, taken before they
-// were read.
+// were read. The old revision's plugins are closed once no decision uses
+// them (generation.go).
 func (e *Engine) reload(ctx context.Context, i int, old *source, seen string) {
 	s, err := e.admit(old.ref)
 	if err == nil {
-		err = e.load(ctx, s, true)
+		err = e.loadStrict(ctx, s)
 	}
 	if err != nil {
 		// Remember the failed state so the same broken files are not
@@ -311,13 +335,13 @@ func (e *Engine) reload(ctx context.Context, i int, old *source, seen string) {
 	}
 	e.mu.Lock()
 	e.sources[i] = s
-	e.retired = append(e.retired, old.plugins...)
 	e.mu.Unlock()
 	e.rebuild()
-	e.log.Info("bundle reloaded", "bundle", s.manifest.Name, "from", old.manifest.Revision, "to", s.manifest.Revision, "plugins", len(s.plugins))
+	e.log.Info("bundle reloaded", "bundle", s.manifest.Name, "from", old.manifest.Revision, "to", s.manifest.Revision, "plugins", len(s.slots))
 }
 
-// Ready is closed once every plugin has loaded or failed to.
+// Ready is closed once every plugin has loaded or failed to load once
+// (plugins that failed are retried in the background).
 func (e *Engine) Ready() <-chan struct{} { return e.ready }
 
 // Config is the engine's configuration.
@@ -336,63 +360,47 @@ func (e *Engine) Bundles() map[string]int64 {
 	return out
 }
 
-// ErrStillLoading is the failure of a plugin that had not loaded by the
-// time a decision stopped waiting for it (load_wait after start).
-var ErrStillLoading = errors.New("policy: plugin still loading")
-
-// Run runs the chain on req once the plugins are loaded, or, from load_wait
-// after start, with the plugins still loading counted as failed.
-func (e *Engine) Run(ctx context.Context, req abi.Request) host.Verdict {
-	select {
-	case <-e.ready:
-	case <-e.waitOver:
-		select {
-		case <-e.ready:
-		default:
-			return e.loading.Run(ctx, req)
-		}
-	case <-ctx.Done():
-		return host.Verdict{Outcome: abi.OutcomeCancel, Reason: "cancelled while plugins loaded"}
+// Run runs the chain on req: plugins still loading are waited for only
+// within their load budget (see [host.Chain.Run]). A panic in the chain
+// is never a decision: the verdict is then the builtin fallback's.
+func (e *Engine) Run(ctx context.Context, req abi.Request) (v host.Verdict) {
+	g := e.acquire()
+	if g == nil {
+		return host.Verdict{Outcome: abi.OutcomeAsk, Fallback: "the policy engine is closed"}
 	}
-	return e.chain.Load().Run(ctx, req)
+	defer e.releaseGen(g)
+	defer func() {
+		if p := recover(); p != nil {
+			e.log.Error("the plugin chain panicked; the builtin fallback decides", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			v = host.Verdict{Outcome: abi.OutcomeAsk, Fallback: fmt.Sprintf("internal error: the plugin chain panicked: %v", p)}
+		}
+	}()
+	return g.chain.Run(ctx, req)
 }
 
-// loadingChain is the chain while plugins load: each configured plugin
-// (bundles' included) fails with ErrStillLoading, so that its failure
-// policy decides what its absence means; Options.Members run as usual.
-func (e *Engine) loadingChain() (*host.Chain, error) {
-	var members []host.Member
-	for _, s := range e.sources {
-		pcs := e.cfg.Plugins
-		if s.manifest != nil {
-			pcs = s.manifest.Plugins
-		}
-		for _, pc := range pcs {
-			members = append(members, host.Member{Name: pc.Name, Layer: pc.Layer, Policy: host.FailurePolicy(pc.FailurePolicy),
-				Plugin: failed{&host.Error{Kind: host.KindLoad, Plugin: pc.Name, Err: ErrStillLoading}}})
-		}
-	}
-	members = append(members, e.extra...)
-	return host.NewChain(host.ChainOptions{Members: members, Logger: e.log, Now: e.now})
-}
-
-// Close stops loading and reloading, closes the plugins and flushes the
-// decision log. It is idempotent.
+// Close stops loading and reloading, closes the plugins (a decision still
+// running gets a closed plugin's failure) and flushes the decision log. It
+// is idempotent.
 func (e *Engine) Close(ctx context.Context) error {
 	var errs []error
 	e.closeOnce.Do(func() {
-		e.waitTimer.Stop()
-		e.cancel()
-		e.bg.Wait()
 		e.mu.Lock()
-		plugins := e.retired
-		for _, s := range e.sources {
-			plugins = append(plugins, s.plugins...)
+		e.closed = true
+		e.current = nil
+		slots := make([]*slot, 0, len(e.slots))
+		for s := range e.slots {
+			slots = append(slots, s)
 		}
 		e.mu.Unlock()
-		for _, p := range plugins {
-			errs = append(errs, p.Close(ctx))
+		if e.cancel != nil {
+			e.cancel()
 		}
+		for _, s := range slots {
+			errs = append(errs, s.close(ctx))
+		}
+		e.loaders.Wait()
+		e.closers.Wait()
+		e.bg.Wait()
 		if e.ownsLog {
 			errs = append(errs, e.dlog.Close())
 		}

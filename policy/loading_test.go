@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/policy"
 )
@@ -36,7 +37,7 @@ func TestDecisionsStopWaitingForLoadingPlugins(t *testing.T) {
 	if waited := time.Since(start); waited > 100*time.Millisecond {
 		t.Errorf("the decision waited %v for a loading plugin with load_wait 1ms", waited)
 	}
-	if len(v.Votes) != 1 || !errors.Is(v.Votes[0].Err, policy.ErrStillLoading) {
+	if len(v.Votes) != 1 || !errors.Is(v.Votes[0].Err, host.ErrStillLoading) {
 		t.Fatalf("votes while loading = %+v", v.Votes)
 	}
 	if lp := policy.LogPlugins(v.Votes); lp[0].Failure == nil || lp[0].Failure.Kind != "load" {
