@@ -77,6 +77,9 @@ var (
 	// ErrStillLoading is wrapped by the load failure of a member whose
 	// plugin had not loaded by its deadline ([Loading]).
 	ErrStillLoading = errors.New("host: plugin still loading")
+	// ErrNotLoaded is wrapped by the failure a [Loading] decider reports
+	// for a plugin that failed to load (and is being retried).
+	ErrNotLoaded = errors.New("host: plugin not loaded")
 	// ErrPanicked is wrapped by the trap failure of a member whose call
 	// panicked.
 	ErrPanicked = errors.New("host: plugin call panicked")
@@ -208,10 +211,11 @@ func (v Verdict) Decided() bool {
 //
 // Members whose plugin is still loading ([Loading]) are passed over at
 // first: the ready ones decide at once, and a reject among them answers
-// without waiting for the others. Otherwise each loading member is waited
-// for until its load deadline, then called, or counted as failed for this
+// without waiting for the others. Then each loading member is called as
+// soon as it has loaded, in the order they become ready, until a reject
+// decides; one not loaded by its load deadline counts as failed for this
 // decision (kind load, [ErrStillLoading]) so that its failure policy
-// applies.
+// applies. Votes and their combination keep the layer order.
 //
 // A member that panics has failed (kind trap, [ErrPanicked]); the chain
 // goes on. When ctx ends before Run returns, the outcome is cancel, whatever
@@ -231,22 +235,7 @@ func (c *Chain) Run(ctx context.Context, req abi.Request) Verdict {
 			r.member(ctx, i)
 		}
 	}
-	for _, i := range waiting {
-		m, vote := c.members[i], &v.Votes[i]
-		if r.final {
-			vote.Skipped = skippedFinal
-			continue
-		}
-		switch awaitLoad(ctx, m.Plugin.(Loading)) {
-		case loadDone:
-			r.member(ctx, i)
-		case loadCancelled:
-			vote.Skipped = skippedCancelled
-		case loadLate:
-			vote.Err = &Error{Kind: KindLoad, Plugin: m.Name, Err: ErrStillLoading}
-			r.closedFailure(ctx, m, vote.Err)
-		}
-	}
+	r.awaitLoading(ctx, waiting)
 	combine(&v, req.Options)
 	if ctx.Err() != nil {
 		v.Outcome, v.OptionID, v.DecidedBy = abi.OutcomeCancel, "", ""
@@ -293,7 +282,7 @@ func (r *run) member(ctx context.Context, i int) {
 	}
 	if res.Err != nil {
 		vote.Decision = abi.Decision{}
-		if KindOf(res.Err) != KindCancelled {
+		if countsTowardQuarantine(res.Err) {
 			c.failed(m)
 		}
 		r.closedFailure(ctx, m, res.Err)
@@ -307,6 +296,13 @@ func (r *run) member(ctx context.Context, i int) {
 	if vote.Enforced && (res.Decision.Outcome == abi.OutcomeReject || res.Decision.Outcome == abi.OutcomeCancel) {
 		r.final = true
 	}
+}
+
+// countsTowardQuarantine: a call the plugin failed. A cancelled call, and
+// a plugin that is not loaded, was not the plugin misbehaving on a call:
+// quarantine would only keep it out after it loads.
+func countsTowardQuarantine(err error) bool {
+	return KindOf(err) != KindCancelled && !errors.Is(err, ErrNotLoaded) && !errors.Is(err, ErrStillLoading)
 }
 
 // closedFailure hands the decision to the fallback for a failed member
@@ -376,40 +372,63 @@ func loading(d Decider) bool {
 	}
 }
 
-type loadWait int
-
-const (
-	loadDone loadWait = iota
-	loadLate
-	loadCancelled
-)
-
-// awaitLoad waits for l to finish loading, until its deadline or ctx's end.
-func awaitLoad(ctx context.Context, l Loading) loadWait {
-	done, until := l.Loaded()
-	select {
-	case <-done:
-		return loadDone
-	default:
+// awaitLoading runs the members at waiting (indexes of members still
+// loading) as each finishes loading, until a reject is final, ctx ends or
+// every one has loaded or run out of time.
+func (r *run) awaitLoading(ctx context.Context, waiting []int) {
+	if len(waiting) == 0 {
+		return
 	}
-	wait := time.Until(until)
-	if wait <= 0 {
-		return loadLate
+	type event struct {
+		i    int
+		late bool
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-done:
-		return loadDone
-	case <-ctx.Done():
-		return loadCancelled
-	case <-t.C:
+	events := make(chan event, len(waiting))
+	stop := make(chan struct{})
+	defer close(stop)
+	for _, i := range waiting {
+		done, until := r.chain.members[i].Plugin.(Loading).Loaded()
+		go func() {
+			t := time.NewTimer(time.Until(until))
+			defer t.Stop()
+			select {
+			case <-done:
+				events <- event{i: i}
+			case <-t.C:
+				select {
+				case <-done:
+					events <- event{i: i}
+				default:
+					events <- event{i: i, late: true}
+				}
+			case <-stop:
+			}
+		}()
+	}
+	left := map[int]bool{}
+	for _, i := range waiting {
+		left[i] = true
+	}
+	for len(left) > 0 && !r.final {
 		select {
-		case <-done:
-			return loadDone
-		default:
-			return loadLate
+		case ev := <-events:
+			delete(left, ev.i)
+			if !ev.late {
+				r.member(ctx, ev.i)
+				continue
+			}
+			m, vote := r.chain.members[ev.i], &r.v.Votes[ev.i]
+			vote.Err = &Error{Kind: KindLoad, Plugin: m.Name, Err: ErrStillLoading}
+			r.closedFailure(ctx, m, vote.Err)
+		case <-ctx.Done():
+			for i := range left {
+				r.v.Votes[i].Skipped = skippedCancelled
+			}
+			return
 		}
+	}
+	for i := range left {
+		r.v.Votes[i].Skipped = skippedFinal
 	}
 }
 

@@ -326,6 +326,22 @@ func TestChainReadinessPerMember(t *testing.T) {
 			t.Fatalf("loading member: %+v, called %d", v.Votes[0], slow.calls.Load())
 		}
 	})
+	t.Run("a member that loads later decides without waiting for one before it", func(t *testing.T) {
+		stuck := newLoading(abi.Decision{Outcome: abi.OutcomeAllow}, never)
+		later := newLoading(abi.Decision{Outcome: abi.OutcomeReject}, never)
+		c, _ := host.NewChain(host.ChainOptions{Members: []host.Member{
+			{Name: "stuck", Layer: "admin", Policy: "closed", Plugin: stuck},
+			{Name: "later", Layer: "user", Policy: "closed", Plugin: later},
+		}})
+		ch := runAsync(c, context.Background(), claudeOptions)
+		<-later.asked
+		<-later.asked
+		close(later.done)
+		v := wait(t, ch)
+		if v.Outcome != abi.OutcomeReject || v.DecidedBy != "later" || v.Votes[0].Skipped != "a reject is final" || stuck.calls.Load() != 0 {
+			t.Fatalf("verdict = %s by %q, votes %+v", v.Outcome, v.DecidedBy, v.Votes)
+		}
+	})
 	t.Run("an allow waits for the loading member, which then decides", func(t *testing.T) {
 		slow := newLoading(abi.Decision{Outcome: abi.OutcomeReject, Reason: "loaded and said no"}, never)
 		yes := says("allow")

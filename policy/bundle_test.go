@@ -9,10 +9,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/internal/bundle"
@@ -126,5 +129,95 @@ func TestBundleMustVerifyAtStart(t *testing.T) {
 	_, err := policy.New(context.Background(), policy.Options{Config: cfg, BundleState: filepath.Join(t.TempDir(), "s.json")})
 	if err == nil || !strings.Contains(err.Error(), "not signed") || !strings.Contains(err.Error(), "bundle[0]") {
 		t.Fatalf("unsigned bundle with keys configured: %v", err)
+	}
+}
+
+// hostGoroutines counts the goroutines running code of package host: the
+// instances and pool fillers of loaded plugins.
+func hostGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "github.com/permhost/permhost/host.") {
+			count++
+		}
+	}
+	return count
+}
+
+// settledHostGoroutines waits for the count to stay the same for a while
+// (a pool filler making its spare instance has finished) and returns it.
+func settledHostGoroutines(t *testing.T) int {
+	t.Helper()
+	last, same := hostGoroutines(), 0
+	deadline := time.Now().Add(20 * time.Second)
+	for same < 5 {
+		if time.Now().After(deadline) {
+			t.Fatal("plugin goroutines never settled")
+		}
+		time.Sleep(10 * time.Millisecond)
+		n := hostGoroutines()
+		if n == last {
+			same++
+		} else {
+			last, same = n, 0
+		}
+	}
+	return last
+}
+
+// N bundle reloads leave the plugin goroutines of one revision, not of N:
+// each reload closes the plugins it replaced; after Close nothing is left.
+func TestBundleReloadsCloseReplacedPlugins(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	wasm, err := os.ReadFile("../testdata/wasm/good.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeBundle(t, dir, 1, wasm, wasm)
+	pub, priv, _ := bundle.GenerateKey()
+	if err := bundle.Sign(dir, priv); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Strategy: "sequential", Bundles: []config.Bundle{{Path: dir, TrustedKeys: []string{pub}}}}
+	e, err := policy.New(context.Background(), policy.Options{
+		Config: cfg, CacheDir: "off", BundleState: filepath.Join(t.TempDir(), "state.json"), ReloadEvery: 10 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	<-e.Ready()
+	req := abi.Request{Options: []abi.Option{{OptionID: "a", Kind: abi.OptionAllowOnce}}}
+	if v := e.Run(context.Background(), req); v.Votes[0].Err != nil {
+		t.Fatalf("revision 1: %+v", v.Votes[0])
+	}
+	one := settledHostGoroutines(t)
+	if one == 0 {
+		t.Fatal("no plugin goroutines to count")
+	}
+	const reloads = 8
+	for rev := 2; rev <= 1+reloads; rev++ {
+		writeBundle(t, dir, rev, wasm, wasm)
+		if err := bundle.Sign(dir, priv); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, fmt.Sprint("revision ", rev), func() bool { return e.Bundles()["acme"] == int64(rev) })
+		if v := e.Run(context.Background(), req); v.Votes[0].Err != nil {
+			t.Fatalf("revision %d: %+v", rev, v.Votes[0])
+		}
+	}
+	waitFor(t, fmt.Sprintf("the plugin goroutines of one revision (%d)", one), func() bool { return hostGoroutines() <= one })
+	if err := e.Close(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }

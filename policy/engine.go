@@ -398,7 +398,15 @@ func (e *Engine) Close(ctx context.Context) error {
 		for _, s := range slots {
 			errs = append(errs, s.close(ctx))
 		}
-		e.loaders.Wait()
+		// A load still running closes its plugin itself when it ends (the
+		// slot is closed); Close waits for it only as long as ctx allows.
+		loads := make(chan struct{})
+		go func() { e.loaders.Wait(); close(loads) }()
+		select {
+		case <-loads:
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("policy: plugins still loading at close: %w", ctx.Err()))
+		}
 		e.closers.Wait()
 		e.bg.Wait()
 		if e.ownsLog {

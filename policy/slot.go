@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -41,7 +42,7 @@ type slot struct {
 
 	mu     sync.Mutex
 	plugin loaded // nil until loaded
-	err    error  // the last load failure, a *host.Error
+	err    error  // the last load failure, a *host.Error wrapping host.ErrNotLoaded
 	holds  int    // generations holding the slot
 	closed bool
 }
@@ -106,12 +107,13 @@ func (s *slot) load(ctx context.Context) {
 			}
 			return
 		}
+		kind, cause := host.KindLoad, err
 		var he *host.Error
-		if !errors.As(err, &he) {
-			he = &host.Error{Kind: host.KindLoad, Plugin: s.pc.Name, Err: err}
+		if errors.As(err, &he) {
+			kind, cause = he.Kind, he.Err
 		}
 		s.mu.Lock()
-		s.err = he
+		s.err = &host.Error{Kind: kind, Plugin: s.pc.Name, Err: fmt.Errorf("%w (retried in the background): %w", host.ErrNotLoaded, cause)}
 		s.mu.Unlock()
 		if first {
 			s.e.log.Error("plugin failed to load; its failure policy applies to every request until a retry succeeds",
