@@ -432,61 +432,98 @@ func TestRunPermissionTimeout(t *testing.T) {
 	}
 }
 
-func TestRunTerminalPrompt(t *testing.T) {
-	t.Parallel()
-	e := newRunEnv(t, "")
-	c := e.cmd([]string{"--on-undecided", "prompt", "--permission-timeout", "20s"}, runAgent(t), "-report", e.report)
+// terminalRun starts permhost run --on-undecided prompt on a
+// pseudo-terminal and waits for the question.
+type terminalRun struct {
+	c      *exec.Cmd
+	ptmx   *os.File
+	mu     sync.Mutex
+	screen bytes.Buffer
+}
+
+func startTerminalRun(t *testing.T, e *runEnv, flags ...string) *terminalRun {
+	t.Helper()
+	c := e.cmd(append([]string{"--on-undecided", "prompt"}, flags...), runAgent(t), "-report", e.report)
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		t.Skipf("no pseudo-terminal: %v", err)
 	}
-	defer ptmx.Close()
+	t.Cleanup(func() { ptmx.Close() })
 	var stdout bytes.Buffer
 	c.Stdin, c.Stderr, c.Stdout = tty, tty, &stdout
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
 	tty.Close()
-	var mu sync.Mutex
-	var screen bytes.Buffer
+	r := &terminalRun{c: c, ptmx: ptmx}
 	go func() {
 		b := make([]byte, 4096)
 		for {
 			n, err := ptmx.Read(b)
-			mu.Lock()
-			screen.Write(b[:n])
-			mu.Unlock()
+			r.mu.Lock()
+			r.screen.Write(b[:n])
+			r.mu.Unlock()
 			if err != nil {
 				return
 			}
 		}
 	}()
-	shows := func(s string) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Contains(screen.String(), s)
-	}
 	deadline := time.Now().Add(runWait)
-	for !shows("choice: ") {
+	for !r.shows("choice: ") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no prompt on the terminal")
 		}
 		time.Sleep(time.Millisecond)
 	}
-	// At once: within the 200 ms grace, so ignored ([1] is Always Allow).
-	ptmx.Write([]byte("1"))
-	time.Sleep(500 * time.Millisecond)
-	ptmx.Write([]byte("2")) // Allow
-	if code := waitExit(t, c); code != 0 {
-		mu.Lock()
-		t.Fatalf("exit %d\n%s", code, screen.String())
+	return r
+}
+
+func (r *terminalRun) shows(s string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Contains(r.screen.String(), s)
+}
+
+func (r *terminalRun) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.screen.String()
+}
+
+// A key pressed inside the grace after the question appears is not an
+// answer. The grace here is an hour, so that the key is inside it however
+// slow the machine: the question stays open until --permission-timeout,
+// and the builtin rejects ([1], Always Allow, was ignored). The boundary of
+// the grace itself is tested with a fake clock in internal/prompt.
+func TestRunTerminalPromptIgnoresKeysInTheGrace(t *testing.T) {
+	t.Parallel()
+	e := newRunEnv(t, "")
+	r := startTerminalRun(t, e, "--prompt-grace", "1h", "--permission-timeout", "2s")
+	r.ptmx.Write([]byte("1"))
+	if code := waitExit(t, r.c); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r)
+	}
+	if got := permissionAnswer(t, e.agentGot()); got != "reject" {
+		t.Fatalf("the agent got %q, want the builtin's reject (the key in the grace ignored)\n%s", got, r)
+	}
+	if log := e.decisions(); len(log) != 1 || log[0]["decidedBy"] != "builtin" || !strings.Contains(fmt.Sprint(log[0]["reason"]), "no decision within 2s") {
+		t.Errorf("decision log %v", log)
+	}
+}
+
+func TestRunTerminalPrompt(t *testing.T) {
+	t.Parallel()
+	e := newRunEnv(t, "")
+	r := startTerminalRun(t, e, "--prompt-grace", "0", "--permission-timeout", "20s")
+	r.ptmx.Write([]byte("2")) // Allow
+	if code := waitExit(t, r.c); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r)
 	}
 	if got := permissionAnswer(t, e.agentGot()); got != "allow" {
-		mu.Lock()
-		t.Fatalf("the agent got %q, want allow (the early key must be ignored)\n%s", got, screen.String())
+		t.Fatalf("the agent got %q, want allow\n%s", got, r)
 	}
 	for _, want := range []string{"permission requested [execute]: rm -rf build", "command: rm -rf build", "[1] Always Allow (allow_always)", "[3] Reject (reject_once)", `allowed: "Allow" (allow_once) by you`} {
-		if !shows(want) {
+		if !r.shows(want) {
 			t.Errorf("the terminal did not show %q", want)
 		}
 	}
