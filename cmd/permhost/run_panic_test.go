@@ -21,7 +21,9 @@ import (
 // call path would.
 type panicking struct{}
 
-func (panicking) Call(context.Context, abi.Request) host.Result { panic("a bug in the plugin's call path") }
+func (panicking) Call(context.Context, abi.Request) host.Result {
+	panic("a bug in the plugin's call path")
+}
 
 // A panic on a permission decision's path does not end permhost run: the
 // turn of a real agent (e2e's runagent, over real pipes) ends normally,
