@@ -305,15 +305,15 @@ func TestRunJSONEvents(t *testing.T) {
 }
 
 // startRun starts permhost run and returns it with its stdout as lines.
-func (e *runEnv) startRun(flags []string, agent ...string) (*exec.Cmd, chan string, *bytes.Buffer) {
+func (e *runEnv) startRun(flags []string, agent ...string) (*exec.Cmd, chan string, *runLockedWriter) {
 	e.t.Helper()
 	c := e.cmd(flags, agent...)
 	stdout, err := c.StdoutPipe()
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var stderr bytes.Buffer
-	c.Stderr = &runLockedWriter{w: &stderr}
+	stderr := &runLockedWriter{w: &bytes.Buffer{}}
+	c.Stderr = stderr
 	if err := c.Start(); err != nil {
 		e.t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func (e *runEnv) startRun(flags []string, agent ...string) (*exec.Cmd, chan stri
 		close(lines)
 	}()
 	e.t.Cleanup(func() { c.Process.Kill() })
-	return c, lines, &stderr
+	return c, lines, stderr
 }
 
 type runLockedWriter struct {
@@ -338,6 +338,38 @@ func (l *runLockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+func (l *runLockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
+}
+
+// waitStderr waits until a line of stderr shows every one of want.
+func waitStderr(t *testing.T, stderr *runLockedWriter, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(runWait)
+	for !logHas(stderr.String(), want...) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no line of stderr shows %q:\n%s", want, stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// logHas reports whether one line of log holds every one of want.
+func logHas(log string, want ...string) bool {
+	for _, line := range strings.Split(log, "\n") {
+		all := true
+		for _, w := range want {
+			all = all && strings.Contains(line, w)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 func waitLine(t *testing.T, lines chan string, prefix string) {
@@ -370,9 +402,9 @@ func TestRunCtrlC(t *testing.T) {
 		t.Parallel()
 		// The plugin takes 20 s: the request is pending when Ctrl-C comes.
 		e := newRunEnv(t, slowPlugin(`{"outcome":"allow"}`, 20*time.Second))
-		c, lines, stderr := e.startRun([]string{"--json", "--permission-timeout", "0"}, agent, "-mode", "wait-cancel", "-report", e.report)
+		c, lines, stderr := e.startRun([]string{"--json", "--permission-timeout", "0", "--log-level", "debug"}, agent, "-mode", "wait-cancel", "-report", e.report)
 		waitLine(t, lines, `{"event":"tool_call"`)
-		time.Sleep(100 * time.Millisecond) // the request follows its tool_call
+		waitStderr(t, stderr, `msg="calling plugin"`, `plugin=slow`) // the request is with the plugin
 		c.Process.Signal(syscall.SIGINT)
 		if code := waitExit(t, c); code != 4 {
 			t.Fatalf("exit %d, want 4\n%s", code, stderr.String())

@@ -323,6 +323,7 @@ func (r *run) call(ctx context.Context, m *member) (res Result) {
 			res = Result{Err: &Error{Kind: KindTrap, Plugin: m.Name, Err: fmt.Errorf("%w: %v", ErrPanicked, p)}, Duration: time.Since(start)}
 		}
 	}()
+	r.chain.log.Debug("calling plugin", "plugin", m.Name, "decisionId", r.req.DecisionID)
 	if p := pluginOf(m.Plugin); p != nil {
 		if r.enc == nil {
 			r.enc = newEncodedRequest(r.req)
