@@ -50,7 +50,8 @@ type Member struct {
 	// Plugin is a [*Plugin], a [Loading] decider, or any other Decider.
 	Plugin Decider
 	// Version and SHA256 are recorded with each vote for the decision log;
-	// when both are empty, those of the loaded plugin behind Plugin are.
+	// when both are empty, those Plugin reports are (Info().Version and
+	// SHA256(), as [*Plugin] has).
 	Version, SHA256 string
 }
 
@@ -277,8 +278,8 @@ func (r *run) member(ctx context.Context, i int) {
 	}
 	res := r.call(ctx, m)
 	vote.Decision, vote.Err, vote.Duration, vote.Logs = res.Decision, res.Err, res.Duration, res.Logs
-	if p := pluginOf(m.Plugin); p != nil && vote.Version == "" && vote.SHA256 == "" {
-		vote.Version, vote.SHA256 = p.Info().Version, p.SHA256()
+	if id, ok := m.Plugin.(identified); ok && vote.Version == "" && vote.SHA256 == "" {
+		vote.Version, vote.SHA256 = id.Info().Version, id.SHA256()
 	}
 	if res.Err != nil {
 		vote.Decision = abi.Decision{}
@@ -341,11 +342,19 @@ type Loading interface {
 	// plugin loaded or failed to) and the time after which a decision no
 	// longer waits for it.
 	Loaded() (done <-chan struct{}, until time.Time)
-	// Plugin returns the loaded plugin, or nil while it loads or when it
-	// failed to load (Call then reports the failure). The chain calls a
-	// loaded plugin directly, so that every plugin of a decision shares one
-	// encoding of the request, and records its version and sha256.
+	// Plugin returns the loaded plugin when it runs in this process, or
+	// nil (while it loads, when it failed to load, or when it runs
+	// elsewhere): the chain then calls Call. The chain calls a plugin of
+	// this process directly, so that every plugin of a decision shares one
+	// encoding of the request.
 	Plugin() *Plugin
+}
+
+// identified is a Decider that can say which plugin it runs, for the
+// votes: [*Plugin] does, and so may a [Loading] decider once loaded.
+type identified interface {
+	Info() abi.Info
+	SHA256() string
 }
 
 // pluginOf returns the plugin behind d, or nil.

@@ -77,10 +77,10 @@ type Engine struct {
 	state    *bundle.State
 	loadWait time.Duration
 
-	// loadPlugin and after are host.Load and time.After; tests replace
-	// them before anything loads.
-	loadPlugin func(context.Context, host.Options) (loaded, error)
-	after      func(time.Duration) <-chan time.Time
+	// loader and after are Engine.loadPlugin and time.After; tests
+	// replace them before anything loads.
+	loader func(context.Context, *source, config.Plugin) (loaded, error)
+	after  func(time.Duration) <-chan time.Time
 
 	ready chan struct{} // closed once every first load attempt ended
 
@@ -110,7 +110,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 }
 
 // newEngine is New without starting to load, so that tests can replace
-// loadPlugin and after first.
+// loader and after first.
 func newEngine(opts Options) (*Engine, error) {
 	cfg := opts.Config
 	if cfg == nil {
@@ -122,13 +122,7 @@ func newEngine(opts Options) (*Engine, error) {
 	e := &Engine{cfg: cfg, via: opts.Via, home: opts.Home, log: opts.Logger, now: opts.Now,
 		cacheDir: opts.CacheDir, extra: opts.Members, ready: make(chan struct{}),
 		loadWait: cfg.LoadWait, slots: map[*slot]struct{}{}, after: time.After}
-	e.loadPlugin = func(ctx context.Context, o host.Options) (loaded, error) {
-		p, err := host.Load(ctx, o)
-		if err != nil {
-			return nil, err
-		}
-		return p, nil
-	}
+	e.loader = e.loadPlugin
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -181,7 +175,7 @@ func (e *Engine) start(ctx context.Context, reloadEvery time.Duration) {
 	var dones []<-chan struct{}
 	for _, s := range e.sources {
 		for _, pc := range e.pluginsOf(s) {
-			sl := e.newSlot(loadCtx, pc)
+			sl := e.newSlot(loadCtx, s, pc)
 			s.slots = append(s.slots, sl)
 			dones = append(dones, sl.done)
 		}
@@ -246,7 +240,7 @@ func (e *Engine) loadStrict(ctx context.Context, s *source) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = e.loadPlugin(ctx, e.pluginOptions(pc))
+			results[i], errs[i] = e.loader(ctx, s, pc)
 		}()
 	}
 	wg.Wait()
@@ -259,7 +253,7 @@ func (e *Engine) loadStrict(ctx context.Context, s *source) error {
 		return err
 	}
 	for i, pc := range pcs {
-		s.slots = append(s.slots, e.newLoadedSlot(pc, results[i]))
+		s.slots = append(s.slots, e.newLoadedSlot(s, pc, results[i]))
 	}
 	return nil
 }
@@ -395,9 +389,14 @@ func (e *Engine) Close(ctx context.Context) error {
 		if e.cancel != nil {
 			e.cancel()
 		}
-		for _, s := range slots {
-			errs = append(errs, s.close(ctx))
+		// In parallel: each plugin's Close may wait for its running guests.
+		closeErrs := make([]error, len(slots))
+		var wg sync.WaitGroup
+		for i, s := range slots {
+			wg.Go(func() { closeErrs[i] = s.close(ctx) })
 		}
+		wg.Wait()
+		errs = append(errs, closeErrs...)
 		// A load still running closes its plugin itself when it ends (the
 		// slot is closed); Close waits for it only as long as ctx allows.
 		loads := make(chan struct{})

@@ -50,6 +50,9 @@ func (f *fakePlugin) Close(context.Context) error {
 	return nil
 }
 
+func (f *fakePlugin) Info() abi.Info { return abi.Info{Name: "fake", Version: "0.1.0"} }
+func (f *fakePlugin) SHA256() string { return "fa4e" }
+
 // loader answers the engine's loads by plugin name.
 type loader struct {
 	mu    sync.Mutex
@@ -61,13 +64,13 @@ func newLoader() *loader {
 	return &loader{calls: map[string]int{}, load: map[string]func(context.Context, int) (loaded, error){}}
 }
 
-func (l *loader) loadPlugin(ctx context.Context, o host.Options) (loaded, error) {
+func (l *loader) loadPlugin(ctx context.Context, _ *source, pc config.Plugin) (loaded, error) {
 	l.mu.Lock()
-	l.calls[o.Name]++
-	n, f := l.calls[o.Name], l.load[o.Name]
+	l.calls[pc.Name]++
+	n, f := l.calls[pc.Name], l.load[pc.Name]
 	l.mu.Unlock()
 	if f == nil {
-		return nil, fmt.Errorf("no plugin %q in this test", o.Name)
+		return nil, fmt.Errorf("no plugin %q in this test", pc.Name)
 	}
 	return f(ctx, n)
 }
@@ -103,7 +106,7 @@ func startEngine(t *testing.T, cfg *config.Config, l *loader, tune func(*Engine)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.loadPlugin = l.loadPlugin
+	e.loader = l.loadPlugin
 	if tune != nil {
 		tune(e)
 	}
@@ -338,7 +341,7 @@ func TestBundleReloadClosesReplacedPluginsAfterTheirLastDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.loadPlugin = l.loadPlugin
+	e.loader = l.loadPlugin
 	e.start(context.Background(), 10*time.Millisecond)
 	defer e.Close(context.Background())
 	<-e.Ready()

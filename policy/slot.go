@@ -10,15 +10,7 @@ import (
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/config"
-	"github.com/permhost/permhost/sandbox"
 )
-
-// loaded is what a slot holds once its plugin has loaded: a *host.Plugin,
-// or a stand-in given by a test through Engine.loadPlugin.
-type loaded interface {
-	host.Decider
-	Close(context.Context) error
-}
 
 // Backoff of the background retries of a plugin that failed to load.
 const (
@@ -35,6 +27,7 @@ const (
 // last of them is retired (generation.go).
 type slot struct {
 	e     *Engine
+	src   *source
 	pc    config.Plugin
 	done  chan struct{} // closed when the first load attempt ended
 	until time.Time
@@ -48,8 +41,8 @@ type slot struct {
 }
 
 // newSlot makes the slot of pc and starts loading it.
-func (e *Engine) newSlot(ctx context.Context, pc config.Plugin) *slot {
-	s := &slot{e: e, pc: pc, done: make(chan struct{}), until: e.now().Add(e.loadWait)}
+func (e *Engine) newSlot(ctx context.Context, src *source, pc config.Plugin) *slot {
+	s := &slot{e: e, src: src, pc: pc, done: make(chan struct{}), until: e.now().Add(e.loadWait)}
 	ctx, s.stop = context.WithCancel(ctx)
 	if !e.track(s, true) {
 		s.stop()
@@ -63,8 +56,8 @@ func (e *Engine) newSlot(ctx context.Context, pc config.Plugin) *slot {
 
 // newLoadedSlot makes the slot of a plugin already loaded (a bundle reload
 // loads every plugin before it takes the new revision).
-func (e *Engine) newLoadedSlot(pc config.Plugin, p loaded) *slot {
-	s := &slot{e: e, pc: pc, done: make(chan struct{}), until: e.now(), stop: func() {}, plugin: p}
+func (e *Engine) newLoadedSlot(src *source, pc config.Plugin, p loaded) *slot {
+	s := &slot{e: e, src: src, pc: pc, done: make(chan struct{}), until: e.now(), stop: func() {}, plugin: p}
 	close(s.done)
 	if !e.track(s, false) {
 		s.closed = true
@@ -73,21 +66,13 @@ func (e *Engine) newLoadedSlot(pc config.Plugin, p loaded) *slot {
 	return s
 }
 
-func (e *Engine) pluginOptions(pc config.Plugin) host.Options {
-	return host.Options{
-		Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
-		Limits:   sandbox.Limits{Timeout: pc.Timeout, MemoryBytes: pc.Memory},
-		CacheDir: e.cacheDir, Logger: e.log,
-	}
-}
-
 // load loads the plugin, then retries until it loads or the slot closes.
 func (s *slot) load(ctx context.Context) {
 	defer s.e.loaders.Done()
 	first := true
 	wait := retryFirst
 	for attempt := 1; ; attempt++ {
-		p, err := s.e.loadPlugin(ctx, s.e.pluginOptions(s.pc))
+		p, err := s.e.loader(ctx, s.src, s.pc)
 		if err == nil {
 			s.mu.Lock()
 			closed := s.closed
@@ -98,9 +83,9 @@ func (s *slot) load(ctx context.Context) {
 			if closed {
 				p.Close(context.Background())
 			} else if attempt == 1 {
-				s.e.log.Debug("plugin loaded", "plugin", s.pc.Name, "version", versionOf(p), "sha256", shaOf(p))
+				s.e.log.Debug("plugin loaded", "plugin", s.pc.Name, "version", p.Info().Version, "sha256", p.SHA256())
 			} else {
-				s.e.log.Info("plugin loaded", "plugin", s.pc.Name, "attempt", attempt, "version", versionOf(p), "sha256", shaOf(p))
+				s.e.log.Info("plugin loaded", "plugin", s.pc.Name, "attempt", attempt, "version", p.Info().Version, "sha256", p.SHA256())
 			}
 			if first {
 				close(s.done)
@@ -132,29 +117,36 @@ func (s *slot) load(ctx context.Context) {
 	}
 }
 
-func versionOf(p loaded) string {
-	if hp, ok := p.(*host.Plugin); ok {
-		return hp.Info().Version
-	}
-	return ""
-}
-
-func shaOf(p loaded) string {
-	if hp, ok := p.(*host.Plugin); ok {
-		return hp.SHA256()
-	}
-	return ""
-}
-
 // Loaded implements host.Loading.
 func (s *slot) Loaded() (<-chan struct{}, time.Time) { return s.done, s.until }
 
-// Plugin implements host.Loading.
+// Plugin implements host.Loading: the loaded plugin when it runs in this
+// process.
 func (s *slot) Plugin() *host.Plugin {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, _ := s.plugin.(*host.Plugin)
 	return p
+}
+
+// Info and SHA256 are the loaded plugin's, for the decision log; empty
+// while it is not loaded.
+func (s *slot) Info() abi.Info {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.plugin == nil {
+		return abi.Info{}
+	}
+	return s.plugin.Info()
+}
+
+func (s *slot) SHA256() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.plugin == nil {
+		return ""
+	}
+	return s.plugin.SHA256()
 }
 
 // Call runs the loaded plugin, or fails with the load error or
