@@ -42,7 +42,7 @@ type slot struct {
 
 // newSlot makes the slot of pc and starts loading it.
 func (e *Engine) newSlot(ctx context.Context, src *source, pc config.Plugin) *slot {
-	s := &slot{e: e, src: src, pc: pc, done: make(chan struct{}), until: e.now().Add(e.loadWait)}
+	s := &slot{e: e, src: src, pc: pc, done: make(chan struct{}), until: time.Now().Add(e.loadWait)}
 	ctx, s.stop = context.WithCancel(ctx)
 	if !e.track(s, true) {
 		s.stop()
@@ -57,7 +57,7 @@ func (e *Engine) newSlot(ctx context.Context, src *source, pc config.Plugin) *sl
 // newLoadedSlot makes the slot of a plugin already loaded (a bundle reload
 // loads every plugin before it takes the new revision).
 func (e *Engine) newLoadedSlot(src *source, pc config.Plugin, p loaded) *slot {
-	s := &slot{e: e, src: src, pc: pc, done: make(chan struct{}), until: e.now(), stop: func() {}, plugin: p}
+	s := &slot{e: e, src: src, pc: pc, done: make(chan struct{}), until: time.Now(), stop: func() {}, plugin: p}
 	close(s.done)
 	if !e.track(s, false) {
 		s.closed = true
