@@ -237,6 +237,9 @@ func (c *Chain) Run(ctx context.Context, req abi.Request) Verdict {
 		}
 	}
 	r.awaitLoading(ctx, waiting)
+	if r.enc != nil {
+		r.enc.release()
+	}
 	combine(&v, req.Options)
 	if ctx.Err() != nil {
 		v.Outcome, v.OptionID, v.DecidedBy = abi.OutcomeCancel, "", ""
@@ -321,6 +324,9 @@ func (r *run) call(ctx context.Context, m *member) (res Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			r.chain.log.Error("plugin call panicked; counted as its failure", "plugin", m.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			if r.enc != nil {
+				r.enc.abandoned = true // whatever held it is in an unknown state
+			}
 			res = Result{Err: &Error{Kind: KindTrap, Plugin: m.Name, Err: fmt.Errorf("%w: %v", ErrPanicked, p)}, Duration: time.Since(start)}
 		}
 	}()

@@ -383,7 +383,9 @@ func (p *Plugin) fail(kind Kind, err error) *Error {
 // instance included.
 func (p *Plugin) Decide(ctx context.Context, req abi.Request) (abi.Decision, error) {
 	start := time.Now()
-	d, e := p.call(ctx, start, newEncodedRequest(req), nil)
+	r := newEncodedRequest(req)
+	d, e := p.call(ctx, start, r, nil)
+	r.release()
 	if e != nil {
 		return abi.Decision{}, e
 	}
@@ -395,7 +397,9 @@ func (p *Plugin) Decide(ctx context.Context, req abi.Request) (abi.Decision, err
 func (p *Plugin) Call(ctx context.Context, req abi.Request) Result {
 	start := time.Now()
 	var logs []Log
-	d, e := p.call(ctx, start, newEncodedRequest(req), &logs)
+	enc := newEncodedRequest(req)
+	d, e := p.call(ctx, start, enc, &logs)
+	enc.release()
 	r := Result{Decision: d, Logs: logs, Duration: time.Since(start)}
 	if e != nil {
 		r.Err = e
@@ -437,7 +441,9 @@ func (p *Plugin) decideOn(ctx context.Context, inst *instance, r *encodedRequest
 	}
 	if e != nil {
 		// The instance is discarded; a guest that has not stopped yet may
-		// still read its input, which is left as it is.
+		// still read its input, which is left as it is (and, when shared,
+		// never reused).
+		r.abandoned = r.abandoned || shared
 		return abi.Decision{}, e
 	}
 	if shared {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/permhost/permhost/abi"
@@ -20,10 +21,19 @@ import (
 // once made: instances of several plugins may read them.
 type encodedRequest struct {
 	req abi.Request // Config as given, for the plugins without their own
-	// base is the request without Config; err is why it could not be
-	// encoded.
+	// base is the request without Config, in buf; err is why it could not
+	// be encoded.
 	base []byte
 	err  error
+	// abandoned is set when a call that read base directly failed: its
+	// guest may not have stopped yet and may still read it, so that buf
+	// is never reused.
+	abandoned bool
+	// buf and enc are reused from decision to decision (encodings): a
+	// fresh buffer per decision would allocate what the instance's own
+	// buffer used to reuse, and encoding is most of a warm decision's cost.
+	buf bytes.Buffer
+	enc *json.Encoder
 	// config is the request's Config encoded as encoding/json would;
 	// configErr is why it could not be (only a plugin without a config of
 	// its own receives it).
@@ -37,20 +47,31 @@ const configKey = `,"config":`
 // testHookEncode, when set, is called for every request encoded.
 var testHookEncode func()
 
+var encodings = sync.Pool{New: func() any {
+	r := &encodedRequest{}
+	r.enc = json.NewEncoder(&r.buf)
+	r.enc.SetEscapeHTML(false)
+	return r
+}}
+
+// maxPooledEncoding bounds the buffers kept for reuse, as instances bound
+// their own.
+const maxPooledEncoding = 1 << 20
+
+// newEncodedRequest encodes req; release gives its buffer back.
 func newEncodedRequest(req abi.Request) *encodedRequest {
 	if testHookEncode != nil {
 		testHookEncode()
 	}
-	r := &encodedRequest{req: req}
+	r := encodings.Get().(*encodedRequest)
+	r.req = req
+	r.buf.Reset()
 	bare := req
 	bare.Config = nil
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if r.err = enc.Encode(encodable(&bare)); r.err != nil {
+	if r.err = r.enc.Encode(encodable(&bare)); r.err != nil {
 		return r
 	}
-	r.base = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	r.base = bytes.TrimSuffix(r.buf.Bytes(), []byte("\n"))
 	if len(req.Config) > 0 {
 		var cbuf bytes.Buffer // not buf: base keeps its bytes
 		enc := json.NewEncoder(&cbuf)
@@ -61,6 +82,16 @@ func newEncodedRequest(req abi.Request) *encodedRequest {
 		r.config = bytes.TrimSuffix(cbuf.Bytes(), []byte("\n"))
 	}
 	return r
+}
+
+// release gives r back for reuse once no call can read it: never after a
+// call on the shared bytes was abandoned. r must not be used after it.
+func (r *encodedRequest) release() {
+	if r.abandoned || r.buf.Cap() > maxPooledEncoding {
+		return
+	}
+	r.req, r.base, r.err, r.config, r.configErr = abi.Request{}, nil, nil, nil, nil
+	encodings.Put(r)
 }
 
 // forPlugin returns the config member p receives (nil for none) and the
