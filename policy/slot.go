@@ -204,9 +204,3 @@ func (s *slot) close(ctx context.Context) error {
 	}
 	return p.Close(ctx)
 }
-
-func (s *slot) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
