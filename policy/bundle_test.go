@@ -132,9 +132,8 @@ func TestBundleMustVerifyAtStart(t *testing.T) {
 	}
 }
 
-// hostGoroutines counts the goroutines running code of package host: the
-// instances and pool fillers of loaded plugins.
-func hostGoroutines() int {
+// goroutines returns the stacks of every goroutine by id.
+func goroutines() map[string]string {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
@@ -144,40 +143,33 @@ func hostGoroutines() int {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	count := 0
+	out := map[string]string{}
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "github.com/permhost/permhost/host.") {
+		id, _, _ := strings.Cut(strings.TrimPrefix(g, "goroutine "), " ")
+		out[id] = g
+	}
+	return out
+}
+
+// hostGoroutines counts the goroutines running code of package host (the
+// instances and pool fillers of loaded plugins), leaving out those in
+// before (other tests' leftovers).
+func hostGoroutines(before map[string]string) int {
+	count := 0
+	for id, g := range goroutines() {
+		if _, old := before[id]; !old && strings.Contains(g, "github.com/permhost/permhost/host.") {
 			count++
 		}
 	}
 	return count
 }
 
-// settledHostGoroutines waits for the count to stay the same for a while
-// (a pool filler making its spare instance has finished) and returns it.
-func settledHostGoroutines(t *testing.T) int {
-	t.Helper()
-	last, same := hostGoroutines(), 0
-	deadline := time.Now().Add(20 * time.Second)
-	for same < 5 {
-		if time.Now().After(deadline) {
-			t.Fatal("plugin goroutines never settled")
-		}
-		time.Sleep(10 * time.Millisecond)
-		n := hostGoroutines()
-		if n == last {
-			same++
-		} else {
-			last, same = n, 0
-		}
-	}
-	return last
-}
-
 // N bundle reloads leave the plugin goroutines of one revision, not of N:
-// each reload closes the plugins it replaced; after Close nothing is left.
+// each reload closes the plugins it replaced (a leak of 8 revisions would
+// add at least 16); after Close nothing is left.
 func TestBundleReloadsCloseReplacedPlugins(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	before := goroutines()
 	wasm, err := os.ReadFile("../testdata/wasm/good.wasm")
 	if err != nil {
 		t.Fatal(err)
@@ -201,10 +193,13 @@ func TestBundleReloadsCloseReplacedPlugins(t *testing.T) {
 	if v := e.Run(context.Background(), req); v.Votes[0].Err != nil {
 		t.Fatalf("revision 1: %+v", v.Votes[0])
 	}
-	one := settledHostGoroutines(t)
-	if one == 0 {
+	if hostGoroutines(before) == 0 {
 		t.Fatal("no plugin goroutines to count")
 	}
+	// One revision's plugin keeps at most PoolSize+1 idle instances, one
+	// goroutine each (PoolSize is GOMAXPROCS by default), and a filler
+	// while it makes one; every revision left open would add at least two.
+	one := runtime.GOMAXPROCS(0) + 2
 	const reloads = 8
 	for rev := 2; rev <= 1+reloads; rev++ {
 		writeBundle(t, dir, rev, wasm, wasm)
@@ -216,7 +211,19 @@ func TestBundleReloadsCloseReplacedPlugins(t *testing.T) {
 			t.Fatalf("revision %d: %+v", rev, v.Votes[0])
 		}
 	}
-	waitFor(t, fmt.Sprintf("the plugin goroutines of one revision (%d)", one), func() bool { return hostGoroutines() <= one })
+	deadline := time.Now().Add(20 * time.Second)
+	for hostGoroutines(before) > one {
+		if time.Now().After(deadline) {
+			var extra []string
+			for id, g := range goroutines() {
+				if _, old := before[id]; !old && strings.Contains(g, "github.com/permhost/permhost/host.") {
+					extra = append(extra, g)
+				}
+			}
+			t.Fatalf("%d plugin goroutines after %d reloads, want those of one revision (%d):\n%s", len(extra), reloads, one, strings.Join(extra, "\n\n"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if err := e.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -7,13 +7,16 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/digest"
 )
 
 // Options configure an [Engine].
@@ -82,13 +85,22 @@ type Engine struct {
 	loader func(context.Context, *source, config.Plugin) (loaded, error)
 	after  func(time.Duration) <-chan time.Time
 
-	ready chan struct{} // closed once every first load attempt ended
+	ready   chan struct{} // closed once every first load attempt ended
+	started time.Time     // when loading began
 
-	mu      sync.Mutex // guards sources, current, slots, closed
+	mu      sync.Mutex // guards sources, current, slots, closed, mistakes
 	sources []*source
 	current *generation
 	slots   map[*slot]struct{} // every slot not closed yet
 	closed  bool
+	// mistakes are the [plugin.config] keys their plugins do not declare,
+	// found as the plugins load; CheckConfig reports them, and once it has
+	// (reported set), later ones are logged as errors instead.
+	mistakes []*config.Error
+	reported atomic.Bool
+	// reportedMistakes are those CheckConfig returned, by message: a load
+	// that finds one of them later has nothing new to log.
+	reportedMistakes map[string]bool
 
 	loaders sync.WaitGroup // slots' loading goroutines
 	closers sync.WaitGroup // retired slots being closed
@@ -121,7 +133,7 @@ func newEngine(opts Options) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, via: opts.Via, home: opts.Home, log: opts.Logger, now: opts.Now,
 		cacheDir: opts.CacheDir, extra: opts.Members, ready: make(chan struct{}),
-		loadWait: cfg.LoadWait, slots: map[*slot]struct{}{}, after: time.After}
+		loadWait: cfg.LoadWait, slots: map[*slot]struct{}{}, after: time.After, reportedMistakes: map[string]bool{}}
 	e.loader = e.loadPlugin
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
@@ -172,6 +184,7 @@ func newEngine(opts Options) (*Engine, error) {
 func (e *Engine) start(ctx context.Context, reloadEvery time.Duration) {
 	loadCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	e.cancel = cancel
+	e.started = time.Now()
 	var dones []<-chan struct{}
 	for _, s := range e.sources {
 		for _, pc := range e.pluginsOf(s) {
@@ -244,6 +257,15 @@ func (e *Engine) loadStrict(ctx context.Context, s *source) error {
 		}()
 	}
 	wg.Wait()
+	for i, p := range results {
+		if p == nil {
+			continue
+		}
+		if err, _ := e.checkKeys(pcs[i], p); err != nil {
+			p.Close(ctx)
+			results[i], errs[i] = nil, err
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		for _, p := range results {
 			if p != nil {
@@ -337,6 +359,92 @@ func (e *Engine) reload(ctx context.Context, i int, old *source, seen string) {
 // Ready is closed once every plugin has loaded or failed to load once
 // (plugins that failed are retried in the background).
 func (e *Engine) Ready() <-chan struct{} { return e.ready }
+
+// checkKeys checks the [plugin.config] keys of pc against those p declares:
+// a key the plugin does not know would fail every request, so the plugin
+// counts as failed to load (the error, of kind load) and the mistake is the
+// file's, for CheckConfig. late is set for a mistake CheckConfig has
+// already missed, which must be logged as an error.
+func (e *Engine) checkKeys(pc config.Plugin, p loaded) (err error, late bool) {
+	mistakes := config.CheckConfigKeys(pc, p.Info().ConfigKeys)
+	if len(mistakes) == 0 {
+		return nil, false
+	}
+	e.mu.Lock()
+	e.mistakes = append(e.mistakes, mistakes...)
+	for _, m := range mistakes {
+		late = late || e.reported.Load() && !e.reportedMistakes[m.Error()]
+	}
+	e.mu.Unlock()
+	return &host.Error{Kind: host.KindLoad, Plugin: pc.Name, Err: config.Errors(mistakes)}, late
+}
+
+// CheckConfig returns the keys of [plugin.config] tables (the
+// configuration's and its bundles') that their plugin does not declare in
+// the configKeys of its permhost_describe, as a [config.ErrorList] with
+// file, line and a suggestion for each; nil when there are none. Such a
+// plugin counts as failed to load, so its failure policy applies to every
+// request; a front end should treat the mistakes as the configuration's and
+// stop before the agent starts.
+//
+// A plugin whose description the compile cache remembers from an earlier
+// load is checked at once; for the others CheckConfig waits for the
+// plugins' first load, at most until load_wait after start. A plugin still
+// loading then is checked when it loads, and a mistake found that late is
+// logged as an error.
+func (e *Engine) CheckConfig(ctx context.Context) error {
+	defer e.reported.Store(true)
+	cached, complete := e.cachedMistakes()
+	if !complete {
+		t := time.NewTimer(time.Until(e.started.Add(e.loadWait)))
+		defer t.Stop()
+		select {
+		case <-e.ready:
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reported.Store(true) // under mu: a mistake found from now on is logged
+	if complete {
+		for _, m := range cached {
+			e.reportedMistakes[m.Error()] = true
+		}
+		return config.Errors(cached)
+	}
+	for _, m := range e.mistakes {
+		e.reportedMistakes[m.Error()] = true
+	}
+	return config.Errors(e.mistakes)
+}
+
+// cachedMistakes checks each plugin that has a configuration table against
+// the description the compile cache remembers for its module; complete is
+// false when some plugin's description is not there (it must load first).
+func (e *Engine) cachedMistakes() (mistakes []*config.Error, complete bool) {
+	e.mu.Lock()
+	sources := slices.Clone(e.sources)
+	e.mu.Unlock()
+	for _, s := range sources {
+		for _, pc := range e.pluginsOf(s) {
+			if len(pc.Config) == 0 {
+				continue
+			}
+			sha, err := digest.File(pc.Path)
+			if err != nil {
+				return nil, false
+			}
+			info, ok := host.CachedInfo(e.cacheDir, sha)
+			if !ok {
+				return nil, false
+			}
+			mistakes = append(mistakes, config.CheckConfigKeys(pc, info.ConfigKeys)...)
+		}
+	}
+	return mistakes, true
+}
 
 // Config is the engine's configuration.
 func (e *Engine) Config() *config.Config { return e.cfg }

@@ -35,7 +35,7 @@ type slot struct {
 
 	mu     sync.Mutex
 	plugin loaded // nil until loaded
-	err    error  // the last load failure, a *host.Error wrapping host.ErrNotLoaded
+	err    error  // the last load failure, a *host.Error wrapping host.ErrNotLoaded and the cause
 	holds  int    // generations holding the slot
 	closed bool
 }
@@ -67,12 +67,20 @@ func (e *Engine) newLoadedSlot(src *source, pc config.Plugin, p loaded) *slot {
 }
 
 // load loads the plugin, then retries until it loads or the slot closes.
+// A plugin whose configuration has keys it does not declare is not
+// retried: the same module would refuse the same file.
 func (s *slot) load(ctx context.Context) {
 	defer s.e.loaders.Done()
 	first := true
 	wait := retryFirst
 	for attempt := 1; ; attempt++ {
 		p, err := s.e.loader(ctx, s.src, s.pc)
+		late := false
+		if err == nil {
+			if err, late = s.e.checkKeys(s.pc, p); err != nil {
+				p.Close(context.WithoutCancel(ctx))
+			}
+		}
 		if err == nil {
 			s.mu.Lock()
 			closed := s.closed
@@ -97,16 +105,37 @@ func (s *slot) load(ctx context.Context) {
 		if errors.As(err, &he) {
 			kind, cause = he.Kind, he.Err
 		}
+		retried := !errors.Is(err, config.ErrInvalid) && ctx.Err() == nil
+		note := ""
+		if retried {
+			note = " (retried in the background)"
+		}
 		s.mu.Lock()
-		s.err = &host.Error{Kind: kind, Plugin: s.pc.Name, Err: fmt.Errorf("%w (retried in the background): %w", host.ErrNotLoaded, cause)}
+		s.err = &host.Error{Kind: kind, Plugin: s.pc.Name, Err: fmt.Errorf("%w%s: %w", host.ErrNotLoaded, note, cause)}
 		s.mu.Unlock()
-		if first {
+		switch {
+		case ctx.Err() != nil:
+			// The engine is closing (the agent exited while plugins were
+			// still compiling): the load was stopped, it did not fail.
+			s.e.log.Debug("plugin load stopped: permhost is shutting down", "plugin", s.pc.Name)
+		case errors.Is(err, config.ErrInvalid) && !late:
+			// CheckConfig reports it, with the file's other mistakes.
+			s.e.log.Debug("plugin configuration has keys the plugin does not declare", "plugin", s.pc.Name, "err", err)
+		case errors.Is(err, config.ErrInvalid):
+			s.e.log.Error("plugin configuration has keys the plugin does not declare; its failure policy applies to every request",
+				"plugin", s.pc.Name, "policy", s.pc.FailurePolicy, "err", err)
+		case first:
 			s.e.log.Error("plugin failed to load; its failure policy applies to every request until a retry succeeds",
 				"plugin", s.pc.Name, "policy", s.pc.FailurePolicy, "retry", wait, "err", err)
+		default:
+			s.e.log.Debug("plugin failed to load again", "plugin", s.pc.Name, "attempt", attempt, "retry", wait, "err", err)
+		}
+		if first {
 			close(s.done)
 			first = false
-		} else {
-			s.e.log.Debug("plugin failed to load again", "plugin", s.pc.Name, "attempt", attempt, "retry", wait, "err", err)
+		}
+		if !retried {
+			return
 		}
 		select {
 		case <-ctx.Done():
