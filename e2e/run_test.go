@@ -516,6 +516,19 @@ func (r *terminalRun) shows(s string) bool {
 	return strings.Contains(r.screen.String(), s)
 }
 
+// showsSoon waits for the terminal to show s: what permhost wrote before it
+// exited may still be on its way through the pseudo-terminal.
+func (r *terminalRun) showsSoon(s string) bool {
+	deadline := time.Now().Add(runWait)
+	for !r.shows(s) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
 func (r *terminalRun) String() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -555,7 +568,7 @@ func TestRunTerminalPrompt(t *testing.T) {
 		t.Fatalf("the agent got %q, want allow\n%s", got, r)
 	}
 	for _, want := range []string{"permission requested [execute]: rm -rf build", "command: rm -rf build", "[1] Always Allow (allow_always)", "[3] Reject (reject_once)", `allowed: "Allow" (allow_once) by you`} {
-		if !r.shows(want) {
+		if !r.showsSoon(want) {
 			t.Errorf("the terminal did not show %q", want)
 		}
 	}
