@@ -33,4 +33,18 @@
 //
 // Every failure is an [*Error] whose [Kind] says what went wrong; an instance
 // that failed in any way is discarded, never reused.
+//
+// A [Chain] runs plugins in layer order and combines their decisions
+// (docs/abi.md); the option a decision answers with is chosen by
+// internal/answer, preferring options that change nothing beyond the call.
+// The chain cannot allow by accident: a member that fails or panics is that
+// member's failure under its failure policy, and a decision whose context
+// ends before the chain is done is a cancel. Members still loading
+// ([Loading]) are passed over while the ready ones decide, then waited for
+// only until their load deadline. The request is encoded once per decision
+// for all its plugins, and each plugin checks its own input limit before
+// anything is copied for it.
+//
+// Only packages abi and plugins/pdk carry a compatibility promise; this
+// package's API may change between releases.
 package host

@@ -506,7 +506,10 @@ func (p *Plugin) fail(kind Kind, err error) *Error {
 // the plugin's deadline (Limits.Timeout, from the call), waiting for a free
 // instance included.
 func (p *Plugin) Decide(ctx context.Context, req abi.Request) (abi.Decision, error) {
-	d, e := p.call(ctx, time.Now(), &req, nil)
+	start := time.Now()
+	r := newEncodedRequest(req)
+	d, e := p.call(ctx, start, r, nil)
+	r.release()
 	if e != nil {
 		return abi.Decision{}, e
 	}
@@ -518,7 +521,9 @@ func (p *Plugin) Decide(ctx context.Context, req abi.Request) (abi.Decision, err
 func (p *Plugin) Call(ctx context.Context, req abi.Request) Result {
 	start := time.Now()
 	var logs []Log
-	d, e := p.call(ctx, start, &req, &logs)
+	enc := newEncodedRequest(req)
+	d, e := p.call(ctx, start, enc, &logs)
+	enc.release()
 	r := Result{Decision: d, Logs: logs, Duration: time.Since(start)}
 	if e != nil {
 		r.Err = e
@@ -526,9 +531,13 @@ func (p *Plugin) Call(ctx context.Context, req abi.Request) Result {
 	return r
 }
 
-// call runs one decision; when logs is not nil the plugin's logs are
-// copied into it.
-func (p *Plugin) call(ctx context.Context, start time.Time, req *abi.Request, logs *[]Log) (abi.Decision, *Error) {
+// call runs one decision on an encoded request (request.go); when logs is
+// not nil the plugin's logs are copied into it. A request too large for
+// this plugin fails before an instance is taken.
+func (p *Plugin) call(ctx context.Context, start time.Time, r *encodedRequest, logs *[]Log) (abi.Decision, *Error) {
+	if e := p.checkInput(r); e != nil {
+		return abi.Decision{}, e
+	}
 	deadline := start.Add(p.limits.Timeout)
 	inst, e := p.acquire(ctx, deadline)
 	if e != nil {
@@ -539,32 +548,32 @@ func (p *Plugin) call(ctx context.Context, start time.Time, req *abi.Request, lo
 		p.release(inst, true) // not run: still good
 		return abi.Decision{}, p.fail(KindTimeout, fmt.Errorf("no instance was ready within the %v deadline", p.limits.Timeout))
 	}
-	d, e := p.decideOn(ctx, inst, req, logs, budget)
-	// An instance is replaced after any failure of the plugin; a request
-	// too large to send never reached it.
-	p.release(inst, e == nil || e.Kind == KindInputTooLarge)
+	d, e := p.decideOn(ctx, inst, r, logs, budget)
+	// An instance is replaced after any failure of the plugin.
+	p.release(inst, e == nil)
 	return d, e
 }
 
-func (p *Plugin) decideOn(ctx context.Context, inst *instance, req *abi.Request, logs *[]Log, budget time.Duration) (abi.Decision, *Error) {
-	if p.config != nil {
-		req.Config = p.config
-	}
-	if err := inst.encode(req); err != nil {
-		return abi.Decision{}, p.fail(KindInputTooLarge, fmt.Errorf("encode request: %w", err))
-	}
-	if n := len(inst.input); n > p.limits.MaxInput {
-		return abi.Decision{}, p.fail(KindInputTooLarge, fmt.Errorf("request of %d bytes exceeds the limit of %d", n, p.limits.MaxInput))
-	}
+func (p *Plugin) decideOn(ctx context.Context, inst *instance, r *encodedRequest, logs *[]Log, budget time.Duration) (abi.Decision, *Error) {
+	config, _ := r.forPlugin(p)
+	own := inst.input
+	shared := r.setInput(inst, config)
 	inst.begin(logs != nil)
 	out, e := inst.run(ctx, inst.decide, budget)
 	if logs != nil && len(inst.logs) > 0 {
 		*logs = append([]Log(nil), inst.logs...)
 	}
 	if e != nil {
+		// The instance is discarded; a guest that has not stopped yet may
+		// still read its input, which is left as it is (and, when shared,
+		// never reused).
+		r.abandoned = r.abandoned || shared
 		return abi.Decision{}, e
 	}
-	d, err := decodeDecision(out, req.Options)
+	if shared {
+		inst.input = own[:0]
+	}
+	d, err := decodeDecision(out, r.req.Options)
 	if err != nil {
 		return abi.Decision{}, p.fail(KindBadOutput, err)
 	}

@@ -136,9 +136,10 @@ type Config struct {
 	File          string
 	Strategy      string
 	PersonTimeout time.Duration // 0 = wait for the person without limit
-	// LoadWait is how long after start a decision waits for plugins that
-	// are still loading (compiling); then those count as failed for it.
-	// 0 means DefaultLoadWait.
+	// LoadWait is how long after a plugin's load began a decision waits for
+	// it while it is still loading (compiling); then it counts as failed
+	// for that decision. Plugins that are ready do not wait for it. 0 means
+	// DefaultLoadWait.
 	LoadWait    time.Duration
 	OnUndecided string
 	// LogPath is the decision log, absolute; empty = off.
@@ -672,4 +673,12 @@ func (c *checker) bundle(k string, t map[string]any) Bundle {
 		c.fail(k, "missing key \"path\" (the bundle directory)")
 	}
 	return b
+}
+
+// SandboxLimits returns every limit of the plugin as the host takes them:
+// Limits with Timeout and Memory filled in.
+func (p Plugin) SandboxLimits() sandbox.Limits {
+	l := p.Limits
+	l.Timeout, l.MemoryBytes = p.Timeout, p.Memory
+	return l
 }
