@@ -404,7 +404,7 @@ func TestLogs(t *testing.T) {
 		const limit = 1000
 		// The deadline is not what this tests: a million host calls take
 		// 5-30 s under -race on a loaded 2-core machine.
-		p := load(t, "log_flood", Options{Limits: sandbox.Limits{MaxLogBytes: limit, Timeout: 10 * time.Minute}})
+		p := load(t, "log_flood", Options{Limits: sandbox.Limits{MaxLogBytes: limit, Timeout: 5 * time.Minute, InitTimeout: time.Minute}})
 		r := p.Call(ctx, request("flood"))
 		require.NoError(t, r.Err)
 		assert.Equal(t, "logged 1000000 lines", r.Decision.Reason)
