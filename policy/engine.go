@@ -15,7 +15,6 @@ import (
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
-	"github.com/permhost/permhost/internal/digest"
 	"github.com/permhost/permhost/sandbox"
 )
 
@@ -209,8 +208,9 @@ func (e *Engine) load(ctx context.Context, s *source, strict bool) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			path, wasm := pc.Module()
 			results[i], errs[i] = host.Load(ctx, host.Options{
-				Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
+				Name: pc.Name, Path: path, Wasm: wasm, SHA256: pc.SHA256, Config: pc.Config,
 				Limits:   sandbox.Limits{Timeout: pc.Timeout, MemoryBytes: pc.Memory},
 				CacheDir: e.cacheDir, Logger: e.log,
 			})
@@ -415,7 +415,7 @@ func (e *Engine) cachedMistakes() (mistakes []*config.Error, complete bool) {
 			if len(pc.Config) == 0 {
 				continue
 			}
-			sha, err := digest.File(pc.Path)
+			sha, err := pc.Digest()
 			if err != nil {
 				return nil, false
 			}
