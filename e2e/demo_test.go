@@ -10,13 +10,26 @@ import (
 	"testing"
 )
 
-// TestDemo runs `permhost demo` as the README's first command does and
-// checks each decision a user sees.
+// TestDemo runs `permhost demo` as the README's first command does (the
+// standard plugins inside the binary), and with --plugins the plugins built
+// from the sources, and checks each decision a user sees.
 func TestDemo(t *testing.T) {
 	for _, p := range []string{"protect-secrets", "plan-mode", "team-rules", "explainer"} {
 		examplePlugin(t, p)
 	}
-	cmd := exec.Command(permhostBin, "demo", "--plugins", filepath.Dir(examplePlugin(t, "plan-mode")))
+	for _, variant := range []struct {
+		name string
+		args []string
+	}{
+		{"standard plugins", nil},
+		{"built plugins", []string{"--plugins", filepath.Dir(examplePlugin(t, "plan-mode"))}},
+	} {
+		t.Run(variant.name, func(t *testing.T) { checkDemo(t, variant.args...) })
+	}
+}
+
+func checkDemo(t *testing.T, args ...string) {
+	cmd := exec.Command(permhostBin, append([]string{"demo"}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
