@@ -36,23 +36,7 @@ func checkDemo(t *testing.T, args ...string) {
 		t.Fatalf("permhost demo: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	out := stderr.String()
-	want := []struct{ call, verdict string }{
-		{`npm test [execute]`, `allowed: "Allow" (allow_once) by plugin team-rules`},
-		{`rm -rf ~ [execute]`, `rejected: "Reject" (reject_once) by plugin team-rules`},
-		{`Write .env [edit]`, `rejected: "Reject" (reject_once) by plugin protect-secrets`},
-		{`Edit src/app.ts [edit]`, `allowed: "Allow" (allow_once) by plugin team-rules`},
-		{`Read ~/.ssh/id_rsa [read]`, `rejected: "Reject" (reject_once) by plugin protect-secrets`},
-		{`Fetch https://example.com/changelog [fetch]`, `rejected: "Reject" (reject_once) by the builtin fallback`},
-	}
-	for _, w := range want {
-		re := regexp.MustCompile(`(?m)^\? permission ` + regexp.QuoteMeta(w.call) + ` → ` + regexp.QuoteMeta(w.verdict))
-		if !re.MatchString(out) {
-			t.Errorf("no line %q → %q in:\n%s", w.call, w.verdict, out)
-		}
-	}
-	if !strings.Contains(out, "turn ended: end_turn (6 tool calls, 6 permission decisions)") {
-		t.Errorf("demo did not end as expected:\n%s", out)
-	}
+	checkDemoDecisions(t, out)
 	// The decision log the demo names at the end is there to read, and
 	// holds the six decisions.
 	m := regexp.MustCompile(`(?m)^6 decisions logged to (/\S+\.jsonl) `).FindStringSubmatch(out)
@@ -69,5 +53,28 @@ func checkDemo(t *testing.T, args ...string) {
 	}
 	if !strings.Contains(stdout.String(), "src/app.ts is patched") {
 		t.Errorf("agent text missing from stdout:\n%s", stdout.String())
+	}
+}
+
+// checkDemoDecisions checks the demo's transcript (its stderr): each of the
+// six requests decided as the default policy decides it.
+func checkDemoDecisions(t *testing.T, out string) {
+	t.Helper()
+	want := []struct{ call, verdict string }{
+		{`npm test [execute]`, `allowed: "Allow" (allow_once) by plugin team-rules`},
+		{`rm -rf ~ [execute]`, `rejected: "Reject" (reject_once) by plugin team-rules`},
+		{`Write .env [edit]`, `rejected: "Reject" (reject_once) by plugin protect-secrets`},
+		{`Edit src/app.ts [edit]`, `allowed: "Allow" (allow_once) by plugin team-rules`},
+		{`Read ~/.ssh/id_rsa [read]`, `rejected: "Reject" (reject_once) by plugin protect-secrets`},
+		{`Fetch https://example.com/changelog [fetch]`, `rejected: "Reject" (reject_once) by the builtin fallback`},
+	}
+	for _, w := range want {
+		re := regexp.MustCompile(`(?m)^\? permission ` + regexp.QuoteMeta(w.call) + ` → ` + regexp.QuoteMeta(w.verdict))
+		if !re.MatchString(out) {
+			t.Errorf("no line %q → %q in:\n%s", w.call, w.verdict, out)
+		}
+	}
+	if !strings.Contains(out, "turn ended: end_turn (6 tool calls, 6 permission decisions)") {
+		t.Errorf("demo did not end as expected:\n%s", out)
 	}
 }
