@@ -49,3 +49,35 @@ func TestPluginsListsStandardPlugins(t *testing.T) {
 		t.Errorf("unknown name: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// A test file may name a standard plugin: permhost test runs its cases
+// against the module inside the binary.
+func TestTestFileWithStandardPlugin(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, "tests.toml", `plugin = "std:no-force-push"
+
+[defaults]
+timeout = "30s"
+
+[[case]]
+name = "a forced push is rejected"
+kind = "execute"
+command = "git push --force origin main"
+expect = "reject"
+
+[[case]]
+name = "a plain push is not decided"
+kind = "execute"
+command = "git push origin main"
+expect = "abstain"
+`)
+	code, stdout, stderr := runMain(t, "test", "--cache-dir", dir, file)
+	if code != exitOK || !strings.Contains(stdout, "2 passed, 0 failed") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	bad := writeFile(t, "bad.toml", "plugin = \"std:no-force-pus\"\n[[case]]\nkind = \"execute\"\ncommand = \"ls\"\nexpect = \"abstain\"\n")
+	code, _, stderr = runMain(t, "test", "--cache-dir", dir, bad)
+	if code != exitUsage || !strings.Contains(stderr, `no such standard plugin "no-force-pus"`) {
+		t.Errorf("unknown standard plugin: exit %d, stderr %q", code, stderr)
+	}
+}
