@@ -55,7 +55,7 @@ timeout = "10s"
 	}
 	v := e.Run(context.Background(), req)
 	if v.Outcome != abi.OutcomeReject || v.DecidedBy != "no-force-push" {
-		t.Errorf("git push --force: %s", policy.DescribeVerdict(v))
+		t.Errorf("git push --force: %s by %q: %s", v.Outcome, v.DecidedBy, v.Reason)
 	}
 
 	// A misspelt key of the standard plugin's config is the file's mistake.

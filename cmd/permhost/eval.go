@@ -98,6 +98,8 @@ type evalFlags struct {
 	configFile string
 	timeout    units.Duration
 	memory     units.Size
+	initTime   units.Duration
+	compile    units.Duration
 	cacheDir   string
 	bench      int
 	request    string // "-" for stdin
@@ -197,6 +199,8 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 	fs.StringVar(&f.configFile, "config", "", "take the plugin named by --plugin from this permhost.toml `FILE`")
 	fs.Var(&f.timeout, "timeout", "the per-call `DEADLINE`, e.g. 100ms")
 	fs.Var(&f.memory, "memory", "the memory `LIMIT`, e.g. 32MiB")
+	fs.Var(&f.initTime, "init-timeout", "the `DEADLINE` of making the plugin ready (start function, _initialize, permhost_abi); default max(10 × --timeout, 5s)")
+	fs.Var(&f.compile, "compile-timeout", "the `DEADLINE` of compiling the plugin (default 2m)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "compile cache `DIR`; \"off\" for none (default: the user cache dir)")
 	fs.IntVar(&f.bench, "bench", 0, "make `N` warm calls and print p50/p99 instead")
 	fs.StringVar(&f.agent, "agent", "", "the agent of an ACP request: "+agentKeys()+", a profile name, or its agentInfo `NAME@VERSION` (default: none, the generic profile)")
@@ -257,7 +261,7 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 	if len(positional) == 1 {
 		f.request = positional[0]
 	}
-	if err := (sandbox.Limits{Timeout: time.Duration(f.timeout), MemoryBytes: uint64(f.memory)}).Validate(); err != nil {
+	if err := f.limits().Validate(); err != nil {
 		return f, err
 	}
 	if f.timeout == 0 {
@@ -266,12 +270,18 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 	return f, nil
 }
 
+// limits are the sandbox limits the flags set.
+func (f evalFlags) limits() sandbox.Limits {
+	return sandbox.Limits{Timeout: time.Duration(f.timeout), MemoryBytes: uint64(f.memory),
+		InitTimeout: time.Duration(f.initTime), CompileTimeout: time.Duration(f.compile)}
+}
+
 // pluginOptions are the host's options for the plugin --plugin names. Every
 // error is the user's.
 func (f evalFlags) pluginOptions(ctx context.Context) (host.Options, error) {
 	opts := host.Options{
 		SHA256:   f.sha256,
-		Limits:   sandbox.Limits{Timeout: time.Duration(f.timeout), MemoryBytes: uint64(f.memory)},
+		Limits:   f.limits(),
 		CacheDir: f.cacheDir,
 		PoolSize: 1,
 	}
@@ -294,14 +304,21 @@ func (f evalFlags) pluginOptions(ctx context.Context) (host.Options, error) {
 		if !found {
 			return opts, fmt.Errorf("--plugin %q: %s has no [[plugin]] of that name (it has %s)", f.plugin, f.configFile, strings.Join(names, ", "))
 		}
-		opts.SHA256 = pc.SHA256
-		if !f.set["timeout"] {
-			opts.Limits.Timeout = pc.Timeout
+		// The configured limits, but for the flags given.
+		l, given := pc.SandboxLimits(), f.limits()
+		if f.set["timeout"] {
+			l.Timeout = given.Timeout
 		}
-		if !f.set["memory"] {
-			opts.Limits.MemoryBytes = pc.Memory
+		if f.set["memory"] {
+			l.MemoryBytes = given.MemoryBytes
 		}
-		opts.Config = pc.Config
+		if f.set["init-timeout"] {
+			l.InitTimeout = given.InitTimeout
+		}
+		if f.set["compile-timeout"] {
+			l.CompileTimeout = given.CompileTimeout
+		}
+		opts.SHA256, opts.Limits, opts.Config = pc.SHA256, l, pc.Config
 	case std:
 		if _, err := stdplugins.SHA256(name); err != nil {
 			return opts, fmt.Errorf("--plugin: %w", err)

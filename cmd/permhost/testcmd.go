@@ -15,7 +15,6 @@ import (
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/stdplugins"
 	"github.com/permhost/permhost/policy"
-	"github.com/permhost/permhost/sandbox"
 )
 
 func init() {
@@ -188,7 +187,7 @@ func (s suite) run(ctx context.Context, cacheDir, home string) ([]policy.CaseRes
 	for _, pc := range pcs {
 		path, wasm := pc.Module()
 		p, err := host.Load(ctx, host.Options{Name: pc.Name, Path: path, Wasm: wasm, SHA256: pc.SHA256, Config: pc.Config,
-			Limits: sandbox.Limits{Timeout: pc.Timeout, MemoryBytes: pc.Memory}, CacheDir: cacheDir})
+			Limits: pc.SandboxLimits(), CacheDir: cacheDir})
 		if err != nil {
 			return nil, err
 		}
