@@ -481,7 +481,7 @@ func TestFixturesOnStockExtism(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
 			manifest := extism.Manifest{
-				Wasm:    []extism.Wasm{extism.WasmFile{Path: hostileFixture(tt.fixture)}},
+				Wasm: []extism.Wasm{extism.WasmFile{Path: hostileFixture(tt.fixture)}},
 				// ms; generous: this tests what Extism answers, not how fast
 				// (the slow fixture is ~15x slower under Extism's
 				// cancellation checks, more on a loaded machine).

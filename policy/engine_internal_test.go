@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -257,7 +258,8 @@ func TestFailedLoadIsRetriedInTheBackground(t *testing.T) {
 	l := newLoader()
 	l.load["flaky"] = func(_ context.Context, attempt int) (loaded, error) {
 		if attempt < 3 {
-			return nil, &host.Error{Kind: host.KindLoad, Plugin: "flaky", Err: fmt.Errorf("attempt %d: module not there yet", attempt)}
+			return nil, &host.Error{Kind: host.KindLoad, Plugin: "flaky", Err: fmt.Errorf("attempt %d: %w", attempt,
+				&fs.PathError{Op: "open", Path: "flaky.wasm", Err: fs.ErrNotExist})}
 		}
 		return &fakePlugin{d: abi.Decision{Outcome: abi.OutcomeAllow}}, nil
 	}
@@ -291,6 +293,51 @@ func TestFailedLoadIsRetriedInTheBackground(t *testing.T) {
 	})
 	if n := l.attempts("flaky"); n != 3 {
 		t.Fatalf("%d attempts", n)
+	}
+}
+
+// A module that fails to load by itself (a start function that loops, a
+// limit) is not loaded again, burning its init budget each time, until its
+// file changes.
+func TestModuleFailureIsRetriedWhenTheFileChanges(t *testing.T) {
+	module := filepath.Join(t.TempDir(), "bad.wasm")
+	if err := os.WriteFile(module, []byte("v1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := newLoader()
+	l.load["bad"] = func(_ context.Context, attempt int) (loaded, error) {
+		if attempt == 1 {
+			return nil, &host.Error{Kind: host.KindLoad, Plugin: "bad", Err: errors.New("the start function ran past Limits.InitTimeout")}
+		}
+		return &fakePlugin{d: abi.Decision{Outcome: abi.OutcomeAllow}}, nil
+	}
+	ticks := make(chan time.Time)
+	waits := make(chan time.Duration, 8)
+	cfg := plugins(spec("bad", "user", "closed"))
+	cfg.Plugins[0].Path = module
+	cfg.LoadWait = time.Hour
+	e := startEngine(t, cfg, l, func(e *Engine) {
+		e.after = func(d time.Duration) <-chan time.Time { waits <- d; return ticks }
+	})
+	<-e.Ready()
+	for range 3 {
+		wait(t, "retry wait", waits)
+		ticks <- time.Now()
+	}
+	// The next wait means the last tick's look at the file is over.
+	wait(t, "retry wait", waits)
+	if n := l.attempts("bad"); n != 1 {
+		t.Fatalf("%d load attempts of an unchanged module that failed by itself", n)
+	}
+	if err := os.WriteFile(module, []byte("version 2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ticks <- time.Now()
+	waitUntil(t, "the new module to load", func() bool {
+		return e.Run(context.Background(), abi.Request{Options: claudeOptions}).Outcome == abi.OutcomeAllow
+	})
+	if n := l.attempts("bad"); n != 2 {
+		t.Fatalf("%d attempts, want one more once the file changed", n)
 	}
 }
 

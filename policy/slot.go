@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sync"
 	"time"
 
@@ -124,9 +126,12 @@ func (s *slot) load(ctx context.Context) {
 		case errors.Is(err, config.ErrInvalid):
 			s.e.log.Error("plugin configuration has keys the plugin does not declare; its failure policy applies to every request",
 				"plugin", s.pc.Name, "policy", s.pc.FailurePolicy, "err", err)
-		case first:
+		case first && environmental(err):
 			s.e.log.Error("plugin failed to load; its failure policy applies to every request until a retry succeeds",
 				"plugin", s.pc.Name, "policy", s.pc.FailurePolicy, "retry", wait, "err", err)
+		case first:
+			s.e.log.Error("plugin failed to load; its failure policy applies to every request until its module file changes",
+				"plugin", s.pc.Name, "policy", s.pc.FailurePolicy, "err", err)
 		default:
 			s.e.log.Debug("plugin failed to load again", "plugin", s.pc.Name, "attempt", attempt, "retry", wait, "err", err)
 		}
@@ -137,13 +142,47 @@ func (s *slot) load(ctx context.Context) {
 		if !retried {
 			return
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.e.after(wait):
+		// A failure of the module itself (over a limit, a start function
+		// that loops or traps, a wrong ABI) would only repeat, at the cost
+		// of its init budget in CPU each time: it is tried again once its
+		// file changes. Only a failure of the file system is retried as
+		// it is.
+		again, stamp := environmental(err), moduleStamp(s.pc)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.e.after(wait):
+			}
+			wait = min(2*wait, retryMax)
+			if again || moduleStamp(s.pc) != stamp {
+				break
+			}
 		}
-		wait = min(2*wait, retryMax)
 	}
+}
+
+// environmental reports whether a load failure came from the file system
+// (the module missing or unreadable, the compile cache raced by another
+// process) rather than from the module.
+func environmental(err error) bool {
+	var pe *fs.PathError
+	var le *os.LinkError
+	var se *os.SyscallError
+	return errors.As(err, &pe) || errors.As(err, &le) || errors.As(err, &se)
+}
+
+// moduleStamp identifies the module file as it is now, so that a retry
+// notices a new one.
+func moduleStamp(pc config.Plugin) string {
+	if pc.Std != "" {
+		return "std:" + pc.Std
+	}
+	fi, err := os.Stat(pc.Path)
+	if err != nil {
+		return "unreadable"
+	}
+	return fmt.Sprint(fi.Size(), " ", fi.ModTime().UnixNano(), " ", fi.Mode())
 }
 
 // Loaded implements host.Loading.
