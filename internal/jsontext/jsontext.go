@@ -645,3 +645,27 @@ func scanLiteral(b []byte, i int) (int, error) {
 	}
 	return i, fail(i, ErrSyntax)
 }
+
+// AppendCompact appends the JSON text b with insignificant whitespace
+// removed, at any depth. b must have passed [Syntax] (or [Check]); what it
+// appends for anything else is unspecified.
+func AppendCompact(dst, b []byte) []byte {
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '"':
+			end, ok := skipString(b, i)
+			dst = append(dst, b[i:end]...)
+			if !ok {
+				return dst
+			}
+			i = end
+		case isSpace(c):
+			i++
+		default:
+			dst = append(dst, c)
+			i++
+		}
+	}
+	return dst
+}

@@ -326,3 +326,16 @@ func TestMentions(t *testing.T) {
 		t.Error("missed a mention after a long escaped run")
 	}
 }
+
+func TestAppendCompact(t *testing.T) {
+	deep := strings.Repeat("[ ", 20000) + strings.Repeat("] ", 20000)
+	for in, want := range map[string]string{
+		" { \"a\" :\n [1, \"b c\\\" d\"] }\t": `{"a":[1,"b c\" d"]}`,
+		`"  "`:                                `"  "`,
+		deep:                                  strings.Repeat("[", 20000) + strings.Repeat("]", 20000),
+	} {
+		if got := string(AppendCompact([]byte("x"), []byte(in))); got != "x"+want {
+			t.Errorf("AppendCompact(%.30q) = %.40q, want %.40q", in, got, "x"+want)
+		}
+	}
+}
