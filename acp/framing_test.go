@@ -123,33 +123,6 @@ func TestDecode(t *testing.T) {
 	}
 }
 
-func TestFindMember(t *testing.T) {
-	obj := []byte(` { "a" : [1,{"b":"}"}] , "b":"x\"y" ,"c":{"d":1}} `)
-	for name, want := range map[string]string{"a": `[1,{"b":"}"}]`, "b": `"x\"y"`, "c": `{"d":1}`} {
-		s, e, ok := findMember(obj, name)
-		if !ok || string(obj[s:e]) != want {
-			t.Errorf("findMember(%q) = %q %v, want %q", name, obj[s:e], ok, want)
-		}
-	}
-	if _, _, ok := findMember(obj, "d"); ok {
-		t.Error("found a nested key at the top level")
-	}
-}
-
-func TestDuplicateKey(t *testing.T) {
-	for in, want := range map[string]string{
-		`{"a":1,"b":{"a":2},"c":[{"a":1},{"a":2}]}`: "",
-		`{"a":1,"b":2,"a":3}`:                       "a",
-		`{"x":{"k":1,"k":2}}`:                       "k",
-		`[{"k":1},{"k":1,"k":1}]`:                   "k",
-		`{"a\u0062":1,"ab":2}`:                      "ab",
-	} {
-		if got := duplicateKey([]byte(in)); got != want {
-			t.Errorf("duplicateKey(%s) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // FuzzLines checks the framing and classification of arbitrary input:
 // reading loses and adds no byte, and the fast path never claims a line that
 // a JSON parser reads as anything but a session/update notification.

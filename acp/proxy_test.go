@@ -17,6 +17,8 @@ const (
 	options      = `[{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once","_meta":{"x":1}}]`
 )
 
+const cancelledResult = `{"outcome":{"outcome":"cancelled"}}`
+
 func permReq(id string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"session/request_permission","params":{"sessionId":"s-1","toolCall":{"toolCallId":"t1","status":"pending"},"options":` + options + `}}` + "\n"
 }
@@ -82,15 +84,16 @@ func TestForwardRelaysBothWays(t *testing.T) {
 	req := permReq(`"abc"`)
 	h.sendAgent(req)
 	expect(t, "client gets the request unchanged", h.clientGets(), req)
-	answer := `{"result":{"outcome":{"outcome":"selected","optionId":"reject"},"_meta":{"n":12345678901234567890}},"id":"abc","jsonrpc":"2.0"}` + "\n"
-	h.sendClient(answer)
-	expect(t, "agent gets the answer unchanged", h.agentGets(), answer)
-	// An error answer is a refusal and passes too.
+	// The agent gets the answer re-encoded from what was checked, its _meta
+	// objects kept.
+	h.sendClient(`{"result":{"outcome":{"optionId":"reject","outcome":"selected"},"_meta":{ "n" : 12345678901234567890 }},"id":"a\u0062c","jsonrpc":"2.0"}` + "\n")
+	expect(t, "agent gets the answer re-encoded", h.agentGets(),
+		`{"jsonrpc":"2.0","id":"abc","result":{"outcome":{"outcome":"selected","optionId":"reject"},"_meta":{"n":12345678901234567890}}}`+"\n")
+	// An error answer is a refusal and passes too, re-encoded.
 	h.sendAgent(permReq(`1`))
 	h.clientGets()
-	errAnswer := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"no"}}` + "\n"
-	h.sendClient(errAnswer)
-	expect(t, "agent gets the error unchanged", h.agentGets(), errAnswer)
+	h.sendClient(`{"jsonrpc":"2.0","error":{"message":"no","code":-32603},"id":1.0}` + "\n")
+	expect(t, "agent gets the error re-encoded", h.agentGets(), `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"no"}}`+"\n")
 }
 
 func TestForwardRejectsUnofferedClientAnswer(t *testing.T) {
@@ -170,10 +173,10 @@ func TestSessionCancelWhileForwarded(t *testing.T) {
 
 func TestAgentCancelRequest(t *testing.T) {
 	b := newBlocking()
-	var forward atomic.Bool
+	var forwarding atomic.Bool
 	h := newHarness(t, Options{Handler: HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
-		if forward.Load() {
-			return Forward.RequestPermission(ctx, req, c)
+		if forwarding.Load() {
+			return forward.RequestPermission(ctx, req, c)
 		}
 		return b.RequestPermission(ctx, req, c)
 	})})
@@ -186,7 +189,7 @@ func TestAgentCancelRequest(t *testing.T) {
 	h.syncBoth()
 
 	// Forwarded to the client: the cancellation is the client's.
-	forward.Store(true)
+	forwarding.Store(true)
 	h.sendAgent(permReq(`"f"`))
 	h.clientGets()
 	cr := `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"f"}}` + "\n"
@@ -225,7 +228,7 @@ func TestPermissionRequestCarriesSessionState(t *testing.T) {
 	got := make(chan *PermissionRequest, 1)
 	h := newHarness(t, Options{Handler: HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
 		got <- req
-		return Response{Result: CancelledResult}, nil
+		return Response{Result: json.RawMessage(cancelledResult)}, nil
 	})})
 	h.sendClient(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"zed","version":"1.0"}}}` + "\n")
 	h.agentGets()
@@ -260,7 +263,7 @@ func TestSuspiciousRequests(t *testing.T) {
 	got := make(chan *PermissionRequest, 1)
 	h := newHarness(t, Options{Handler: HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
 		got <- req
-		return Response{Result: CancelledResult}, nil
+		return Response{Result: json.RawMessage(cancelledResult)}, nil
 	})})
 	for _, c := range []struct{ line, want string }{
 		{`{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{"sessionId":"s-1","sessionId":"s-2","options":[]}}`, `duplicate key "sessionId"`},
@@ -310,15 +313,21 @@ func TestAgentExitAnswersPendingRequests(t *testing.T) {
 	h.done <- nil
 }
 
-func TestBatchWithPermissionRequestIsSplit(t *testing.T) {
+// An agent batch goes element by element through the same path as single
+// lines and is forwarded as a batch without the permission request, which
+// the handler answers.
+func TestAgentBatchWithPermissionRequest(t *testing.T) {
 	h := newHarness(t, Options{Handler: answerWith(`{"outcome":{"outcome":"selected","optionId":"reject"}}`)})
 	plain := `[{"jsonrpc":"2.0","method":"_a"},{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{}}]` + "\n"
 	h.sendAgent(plain)
-	expect(t, "plain batch", h.clientGets(), plain)
-	h.sendAgent(`[ {"jsonrpc":"2.0","method":"_a"}, ` + strings.TrimSpace(permReq(`9`)) + ` ,{"jsonrpc":"2.0","id":10,"method":"fs/read_text_file"}]` + "\n")
-	expect(t, "first element", h.clientGets(), `{"jsonrpc":"2.0","method":"_a"}`+"\n")
-	expect(t, "third element", h.clientGets(), `{"jsonrpc":"2.0","id":10,"method":"fs/read_text_file"}`+"\n")
+	expect(t, "plain batch, byte for byte", h.clientGets(), plain)
+	h.sendAgent(`[ {"jsonrpc":"2.0","method":"_a"}, ` + strings.TrimSpace(permReq(`9`)) + ` ,{"jsonrpc":"2.0","id":10,"method":"fs/read_text_file"}]` + "\r\n")
+	expect(t, "the batch without the request", h.clientGets(), `[{"jsonrpc":"2.0","method":"_a"},{"jsonrpc":"2.0","id":10,"method":"fs/read_text_file"}]`+"\r\n")
 	expect(t, "answer", h.agentGets(), selected(`9`, "reject"))
+	// A batch of permission requests alone leaves nothing to forward.
+	h.sendAgent(`[` + strings.TrimSpace(permReq(`11`)) + `]` + "\n")
+	expect(t, "answer", h.agentGets(), selected(`11`, "reject"))
+	h.syncBoth()
 }
 
 func TestOwnMessageAfterUnterminatedLine(t *testing.T) {
@@ -338,7 +347,7 @@ func TestModeFromConfigOptions(t *testing.T) {
 	got := make(chan *PermissionRequest, 1)
 	h := newHarness(t, Options{Handler: HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
 		got <- req
-		return Response{Result: CancelledResult}, nil
+		return Response{Result: json.RawMessage(cancelledResult)}, nil
 	})})
 	options := func(mode string) string {
 		return `[{"id":"model","name":"Model","category":"model","type":"select","currentValue":"opus","options":[]},` +

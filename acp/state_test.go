@@ -33,7 +33,7 @@ func TestToolCallMerge(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := newState(4, 4)
+			s := newState(4, 4, 0)
 			var got string
 			for _, u := range c.updates {
 				m, id, ok := s.updateToolCall("s", []byte(u))
@@ -50,7 +50,7 @@ func TestToolCallMerge(t *testing.T) {
 }
 
 func TestToolCallStateIsBounded(t *testing.T) {
-	s := newState(2, 3)
+	s := newState(2, 3, 0)
 	// Finished calls are dropped.
 	s.updateToolCall("s", []byte(`{"toolCallId":"done","title":"x"}`))
 	s.updateToolCall("s", []byte(`{"toolCallId":"done","status":"completed"}`))
@@ -77,7 +77,7 @@ func TestToolCallStateIsBounded(t *testing.T) {
 }
 
 func TestMalformedToolCallIgnored(t *testing.T) {
-	s := newState(2, 2)
+	s := newState(2, 2, 0)
 	for _, u := range []string{`{"title":"no id"}`, `{"toolCallId":5}`, `[1]`, `{"toolCallId":"t"`} {
 		if _, _, ok := s.updateToolCall("s", []byte(u)); ok {
 			t.Errorf("update %s taken", u)

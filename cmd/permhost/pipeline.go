@@ -49,11 +49,11 @@ func loadConfig(flagValue string) (*config.Config, error) {
 }
 
 // newEngine starts the decision pipeline for cfg. The returned handler is
-// acp.Forward when cfg is nil: with no configuration permhost is a
-// transparent proxy.
+// nil when cfg is nil, which the proxy takes as forwarding every request to
+// the editor: with no configuration permhost is a transparent proxy.
 func newEngine(ctx context.Context, cfg *config.Config, via string, logger *slog.Logger) (*policy.Engine, acp.Handler, error) {
 	if cfg == nil {
-		return nil, acp.Forward, nil
+		return nil, nil, nil
 	}
 	e, err := policy.New(ctx, policy.Options{Config: cfg, Via: via, Logger: logger})
 	if err != nil {

@@ -321,6 +321,11 @@ func TestMentions(t *testing.T) {
 			t.Errorf("Mentions(%s) = %v, want %v", in, got, want)
 		}
 	}
+	for in, want := range map[string]bool{`{"OUTCOME":1}`: true, `{"\u004Futcome":1}`: true, `{"outcom":1}`: false} {
+		if got := MentionsFold([]byte(in), "outcome"); got != want {
+			t.Errorf("MentionsFold(%s) = %v, want %v", in, got, want)
+		}
+	}
 	long := strings.Repeat(`\u0061`, 1000) + `request\u005fpermission`
 	if !Mentions([]byte(long), w) {
 		t.Error("missed a mention after a long escaped run")

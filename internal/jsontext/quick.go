@@ -2,6 +2,7 @@ package jsontext
 
 import (
 	"bytes"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -112,11 +113,20 @@ func skipValue(b []byte, i int) (int, bool) {
 // Mentions reports whether word occurs in b once JSON string escapes are
 // decoded wherever they appear (b need not be JSON): "request_permission"
 // is mentioned by `request\u005fpermission` too. word must be ASCII.
-func Mentions(b []byte, word string) bool {
-	if word == "" || bytes.Contains(b, []byte(word)) {
+func Mentions(b []byte, word string) bool { return mentions(b, word, false) }
+
+// MentionsFold is Mentions with ASCII letters matched in any case (after
+// escapes are decoded: `\u004Futcome` mentions "outcome").
+func MentionsFold(b []byte, word string) bool { return mentions(b, word, true) }
+
+func mentions(b []byte, word string, fold bool) bool {
+	if fold {
+		word = strings.ToLower(word)
+	}
+	if word == "" || !fold && bytes.Contains(b, []byte(word)) {
 		return true
 	}
-	if bytes.IndexByte(b, '\\') < 0 {
+	if !fold && bytes.IndexByte(b, '\\') < 0 {
 		return false
 	}
 	// Decode escapes on the fly into a window of len(word) bytes.
@@ -127,6 +137,9 @@ func Mentions(b []byte, word string) bool {
 		for _, c := range p {
 			if len(window) == cap(window) {
 				window = append(window[:0], window[len(window)-n+1:]...)
+			}
+			if fold && 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
 			}
 			window = append(window, c)
 			if len(window) >= n && string(window[len(window)-n:]) == word {
