@@ -154,3 +154,32 @@ func FuzzLines(f *testing.F) {
 		}
 	})
 }
+
+// A long line's buffer never grows past the line cap plus the read
+// buffer (and, for a mapping, a page): doubling stops at the bound.
+func TestLineBufferBound(t *testing.T) {
+	for _, size := range []int{300 << 10, 3<<20 + 17} {
+		max := size + 100
+		r := newLineReader(strings.NewReader(strings.Repeat("z", size-1)+"\n"+"next\n"), max, "agent")
+		line, err := r.next()
+		if err != nil || len(line) != size {
+			t.Fatalf("%d: got %d bytes, %v", size, len(line), err)
+		}
+		if c := cap(line); c > max+readBufferSize+64<<10 {
+			t.Errorf("a %d-byte line under a %d-byte cap has a %d-byte buffer", size, max, c)
+		}
+		taken, release := r.take()
+		if len(taken) != size || &taken[0] != &line[0] {
+			t.Fatalf("%d: take copied the long line", size)
+		}
+		if next, err := r.next(); err != nil || string(next) != "next\n" {
+			t.Fatalf("after a taken line: %q, %v", next, err)
+		}
+		if strings.Count(string(taken), "z") != size-1 {
+			t.Fatal("the taken line changed when the reader went on")
+		}
+		if release != nil {
+			release()
+		}
+	}
+}

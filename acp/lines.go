@@ -18,15 +18,16 @@ const (
 const DefaultMaxLineBytes = 1 << 30
 
 // lineReader reads lines, terminator included, of any length up to max. A
-// line longer than the read buffer is assembled in a buffer of its own whose
-// capacity never exceeds max plus the read buffer's size (it doubles, but
-// stops at that bound), and which take hands over instead of copying.
+// line longer than the read buffer is assembled in a buffer of its own
+// (lineBuf) whose capacity never exceeds max plus the read buffer's size,
+// and which take hands over instead of copying.
 type lineReader struct {
 	r    *bufio.Reader
 	max  int
 	from string
-	big  []byte // the assembled line, when next returned one
-	cur  []byte // the line next returned
+	big  lineBuf // the line being or last assembled
+	cur  []byte  // the line next returned
+	own  bool    // cur is big's
 }
 
 func newLineReader(r io.Reader, max int, from string) *lineReader {
@@ -37,10 +38,10 @@ func newLineReader(r io.Reader, max int, from string) *lineReader {
 // line of a stream may have none). The slice is valid until the next call.
 // At the end of the stream it returns io.EOF.
 func (l *lineReader) next() ([]byte, error) {
-	l.cur = nil
-	if cap(l.big) > 4*readBufferSize {
-		l.big = nil // a big buffer is not kept for the next lines
+	if l.own || cap(l.big.b) > 4*readBufferSize {
+		l.big.release() // the last long line was not taken, or is not worth keeping
 	}
+	l.cur, l.own = nil, false
 	line, err := l.r.ReadSlice('\n')
 	switch {
 	case err == nil:
@@ -53,40 +54,39 @@ func (l *lineReader) next() ([]byte, error) {
 	default:
 		return nil, err
 	}
-	l.big = append(l.big[:0], line...)
+	l.big.b = append(l.big.b[:0], line...)
 	for {
 		line, err = l.r.ReadSlice('\n')
-		n := len(l.big) + len(line)
+		n := len(l.big.b) + len(line)
 		if n > l.max {
-			l.big = nil
+			l.big.release()
 			return nil, &LineTooLongError{From: l.from, Limit: l.max}
 		}
-		if n > cap(l.big) {
-			// Double (append's gentler growth copies a huge line many
-			// times), but never past what the longest line can need.
-			c := min(2*n, l.max+readBufferSize)
-			l.big = append(make([]byte, 0, c), l.big...)
+		if n > cap(l.big.b) {
+			l.big.grow(n, l.max+readBufferSize)
 		}
-		l.big = append(l.big, line...)
+		l.big.b = append(l.big.b, line...)
 		switch {
 		case err == nil, err == io.EOF:
-			l.cur = l.big
-			return l.big, nil
+			l.cur, l.own = l.big.b, true
+			return l.cur, nil
 		case errors.Is(err, bufio.ErrBufferFull):
 		default:
+			l.big.release()
 			return nil, err
 		}
 	}
 }
 
-// take returns the line next returned as a slice the caller may keep: the
-// assembled buffer of a long line itself (next then starts a new one), a
-// copy of a short one.
-func (l *lineReader) take() []byte {
-	if l.big != nil && len(l.cur) > 0 && &l.cur[0] == &l.big[0] {
-		b := l.big
-		l.big, l.cur = nil, nil
-		return b
+// take returns the line next returned as a slice the caller may keep, and
+// the function that releases it once nothing refers to it any more (after
+// it is written, or dropped): the assembled buffer of a long line itself
+// (next then starts a new one), a copy of a short one.
+func (l *lineReader) take() ([]byte, func()) {
+	if l.own {
+		big := l.big
+		l.big, l.own = lineBuf{}, false
+		return big.b, big.release
 	}
-	return bytes.Clone(l.cur)
+	return bytes.Clone(l.cur), nil
 }

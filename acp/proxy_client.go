@@ -57,7 +57,7 @@ func (p *Proxy) fromClient(r *lineReader, line []byte) {
 	case a.slot != nil:
 		p.toAgent.place(a.slot, p.slowHandler)
 	case a.replace != nil:
-		_ = p.toAgent.forward(append(a.replace, line[len(body):]...))
+		_ = p.toAgent.forward(append(a.replace, line[len(body):]...), nil)
 	default:
 		_ = p.toAgent.forward(r.take())
 	}

@@ -50,10 +50,11 @@ const answerOrderWait = 2 * time.Second
 // included or not), a message of permhost's own (own: written on a line of
 // its own), a slot, or a batch.
 type item struct {
-	line  []byte
-	own   bool
-	slot  *answerSlot
-	batch *batchOut
+	line    []byte
+	release func() // releases line once written or dropped; nil: nothing to do
+	own     bool
+	slot    *answerSlot
+	batch   *batchOut
 }
 
 // batchOut is a batch to write once its slots are settled: the remaining
@@ -95,17 +96,21 @@ func newWriter(dst io.Writer, onError func(error)) *writer {
 }
 
 // forward queues a forwarded line the writer may keep (the caller gives it
-// up). It waits while too much is queued already.
-func (w *writer) forward(line []byte) error {
+// up), and the function (or nil) that releases it once written or dropped.
+// It waits while too much is queued already.
+func (w *writer) forward(line []byte, release func()) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for w.err == nil && len(w.q) > 0 && w.queued >= maxQueuedBytes {
 		w.cond.Wait()
 	}
 	if w.err != nil {
+		if release != nil {
+			release()
+		}
 		return w.err
 	}
-	w.q = append(w.q, item{line: line})
+	w.q = append(w.q, item{line: line, release: release})
 	w.queued += len(line)
 	w.cond.Broadcast()
 	return nil
@@ -286,6 +291,9 @@ func (w *writer) failLocked(err error) {
 	}
 	w.err = err
 	for _, it := range w.q {
+		if it.release != nil {
+			it.release()
+		}
 		if it.slot != nil && it.slot.timer != nil {
 			it.slot.timer.Stop()
 		}
@@ -386,6 +394,9 @@ func (w *writer) run() {
 		} else if len(line) > 0 {
 			_, err = bw.Write(line)
 			open = line[len(line)-1] != '\n'
+		}
+		if it.release != nil {
+			it.release() // bufio keeps nothing of what it was given
 		}
 		dirty = true
 		if err != nil {

@@ -1,8 +1,16 @@
 package e2e
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestProxyStrictEditorAnswers: through the real binary, an editor's answer
@@ -152,5 +160,196 @@ func TestProxyStrictAnswersAfterFallback(t *testing.T) {
 	}
 	if len(entries) != 4 || refused != 3 {
 		t.Fatalf("decision log: %d entries, %d refused answers; want 4 and 3 (the smuggled ones)", len(entries), refused)
+	}
+}
+
+// TestProxyAgentStdinStalled: an agent that reads nothing until its stdout
+// has drained: it writes a permission request, 4 MiB, another request, a
+// broken one (which permhost answers cancelled itself) and 4 MiB more
+// before reading, while the editor answers each request and sends 4 MiB
+// after each answer. The agent→editor direction never waits for the agent's
+// stdin: the editor gets every line, in order, and then the agent gets both
+// answers and every later line, in order, and the cancelled answer once.
+func TestProxyAgentStdinStalled(t *testing.T) {
+	const fillers = 1024
+	r := startCore(t, nil,
+		"> "+corePerm("1"),
+		"! 4096 a",
+		"> "+corePerm("2"),
+		// One the proxy answers itself while the agent's stdin is full.
+		"> "+corePerm("3")[:100],
+		"! 4096 b",
+		`> {"jsonrpc":"2.0","method":"_burst_done"}`,
+		`< "_last"`)
+	filler := func(round string, i int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","method":"_filler","params":{"round":%q,"n":%d,"pad":"%s"}}`, round, i, strings.Repeat("y", 4000))
+	}
+	// The editor writes from a goroutine of its own, as an editor does: its
+	// writes block while permhost does not read them.
+	sends := make(chan string, 4)
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for id := range sends {
+			io.WriteString(r.stdin, `{"jsonrpc":"2.0","id":`+id+`,"result":{"outcome":{"outcome":"selected","optionId":"allow"}}}`+"\n")
+			for i := range fillers {
+				io.WriteString(r.stdin, filler(id, i)+"\n")
+			}
+		}
+		io.WriteString(r.stdin, `{"jsonrpc":"2.0","method":"_last"}`+"\n")
+	}()
+	// An intercepted request may come later than the agent's next lines
+	// (its handler forwards it), never earlier; everything else keeps its
+	// order.
+	next := map[string]int{"a": 0, "b": 0}
+	asked := 0
+	for {
+		l := r.next("the agent's next line")
+		if strings.Contains(l, "_burst_done") {
+			break
+		}
+		if strings.Contains(l, "session/request_permission") {
+			asked++
+			id := strconv.Itoa(asked)
+			if l != corePerm(id)+"\n" || (id == "2" && next["a"] != 4096) {
+				t.Fatalf("request %s out of order (after %d lines of burst a): %.120q", id, next["a"], l)
+			}
+			sends <- id
+			continue
+		}
+		burst := "a"
+		if asked == 2 || next["a"] == 4096 {
+			burst = "b"
+		}
+		if !strings.Contains(l, fmt.Sprintf(`"text":"%s %d `, burst, next[burst])) {
+			t.Fatalf("burst line %s %d out of order: %.120s", burst, next[burst], l)
+		}
+		next[burst]++
+	}
+	if asked != 2 || next["a"] != 4096 || next["b"] != 4096 {
+		t.Fatalf("the editor got %d requests and %d+%d burst lines", asked, next["a"], next["b"])
+	}
+	close(sends)
+	select {
+	case <-sent:
+	case <-time.After(pipeWait):
+		t.Fatal("permhost stopped reading the editor while the agent's stdin was full")
+	}
+	got, exit := r.finish()
+	// permhost's own answer is not part of the editor's order.
+	own := 0
+	for i := 0; i < len(got); i++ {
+		if got[i] == coreCancelled("3") {
+			got = append(got[:i], got[i+1:]...)
+			own++
+		}
+	}
+	if own != 1 {
+		t.Fatalf("the agent got the cancelled answer to its broken request %d times", own)
+	}
+	var want []string
+	for _, id := range []string{"1", "2"} {
+		want = append(want, coreSelected(id, "allow"))
+		for i := range fillers {
+			want = append(want, filler(id, i)+"\n")
+		}
+	}
+	expectLines(t, "what the agent received", got, append(want, `{"jsonrpc":"2.0","method":"_last"}`+"\n")...)
+	if exit != 0 {
+		t.Fatalf("exit %d", exit)
+	}
+}
+
+// TestProxyEditorLeavesAgentWithFullStdin: the agent never reads its stdin;
+// the editor sends 4 MiB and disconnects. permhost still stops the agent
+// (its stdin closed, the grace, SIGTERM to its group) and exits with the
+// agent's status, leaving nothing of its group.
+func TestProxyEditorLeavesAgentWithFullStdin(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	cmd := exec.Command(permhostBin, "proxy", "--shutdown-grace", "300ms", "--", coreAgent(t), "deaf", pidfile)
+	stderr := &lockedWriter{w: new(bytes.Buffer)}
+	cmd.Stderr, cmd.Stdout = stderr, io.Discard
+	stdin, _ := cmd.StdinPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	var agentPid int
+	for agentPid == 0 {
+		b, _ := os.ReadFile(pidfile)
+		agentPid, _ = strconv.Atoi(string(b))
+		time.Sleep(5 * time.Millisecond)
+	}
+	line := `{"jsonrpc":"2.0","method":"_filler","params":{"pad":"` + strings.Repeat("z", 4000) + `"}}` + "\n"
+	sent := make(chan error, 1)
+	go func() {
+		for range 1024 {
+			if _, err := io.WriteString(stdin, line); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- stdin.Close()
+	}()
+	select {
+	case err := <-sent:
+		if err != nil {
+			t.Fatalf("writing to permhost: %v", err)
+		}
+	case <-time.After(pipeWait):
+		t.Fatal("permhost stopped reading the editor while the agent's stdin was full")
+	}
+	if code := pxWaitExit(t, cmd, 60*time.Second); code != 128+15 {
+		t.Fatalf("exit %d, want 143 (the agent stopped by SIGTERM); stderr:\n%s", code, stderr)
+	}
+	pxCheckGone(t, agentPid, agentPid)
+}
+
+// vmHWM is a process's peak resident set size, from /proc.
+func vmHWM(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc status")
+	return 0
+}
+
+// TestProxyLongLineMemory: a 64 MiB line each way through the real binary.
+// permhost's peak RSS stays within the line plus the runtime: a long line
+// is assembled once (on Linux in a mapping of its own that grows without
+// copying and is unmapped once written), in a buffer that never grows past
+// the line cap, and handed to the writer without a copy. (Before: 281 MiB.)
+func TestProxyLongLineMemory(t *testing.T) {
+	const mib = 64
+	r := startCore(t, []string{"--max-line-bytes", strconv.Itoa(mib<<20 + 4096)},
+		"@ "+strconv.Itoa(mib),
+		`< "_big"`,
+		`> {"jsonrpc":"2.0","method":"_done"}`)
+	if l := r.next("the long line"); len(l) < mib<<20 || !strings.HasSuffix(l, `"}}}}`+"\n") {
+		t.Fatalf("the long line arrived with %d bytes", len(l))
+	}
+	big := `{"jsonrpc":"2.0","method":"_big","params":{"data":"` + strings.Repeat("QUJD", mib<<18-16) + `"}}`
+	go r.send(big)
+	if l := r.next("the agent's last line"); !strings.Contains(l, "_done") {
+		t.Fatalf("got %.100q", l)
+	}
+	peak := vmHWM(t, r.cmd.Process.Pid)
+	t.Logf("permhost's peak RSS with a %d MiB line each way: %.1f MiB", mib, float64(peak)/(1<<20))
+	// The line once, plus the runtime (about 10 MiB, 30 under -race): a
+	// copy of the line, or the buffers it outgrew, take 64 MiB more.
+	if limit := int64(mib+48) << 20; peak > limit {
+		t.Errorf("peak RSS %.1f MiB, want at most %d MiB", float64(peak)/(1<<20), limit>>20)
+	}
+	got, exit := r.finish()
+	if len(got) < 1 || len(got[0]) != len(big)+1 || exit != 0 {
+		t.Fatalf("the agent got %d lines, the first of %d bytes; exit %d", len(got), len(got[0]), exit)
 	}
 }
