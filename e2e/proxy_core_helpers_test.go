@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -50,6 +51,18 @@ type coreRun struct {
 
 func startCore(t *testing.T, flags []string, script ...string) *coreRun {
 	t.Helper()
+	return startCoreWith(t, false, flags, script)
+}
+
+// startCoreGroup is startCore with permhost leading a process group of its
+// own, as a terminal's foreground job does.
+func startCoreGroup(t *testing.T, flags []string, script ...string) *coreRun {
+	t.Helper()
+	return startCoreWith(t, true, flags, script)
+}
+
+func startCoreWith(t *testing.T, group bool, flags []string, script []string) *coreRun {
+	t.Helper()
 	dir := t.TempDir()
 	scriptPath := filepath.Join(dir, "script")
 	if err := os.WriteFile(scriptPath, []byte(strings.Join(script, "\n")+"\n"), 0o600); err != nil {
@@ -59,6 +72,7 @@ func startCore(t *testing.T, flags []string, script ...string) *coreRun {
 	args := append([]string{"proxy"}, flags...)
 	args = append(args, "--", coreAgent(t), "script", scriptPath, r.record)
 	r.cmd = exec.Command(permhostBin, args...)
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: group}
 	r.cmd.Stderr = r.stderr
 	r.stdin, _ = r.cmd.StdinPipe()
 	stdout, _ := r.cmd.StdoutPipe()

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -351,5 +352,42 @@ func TestProxyLongLineMemory(t *testing.T) {
 	got, exit := r.finish()
 	if len(got) < 1 || len(got[0]) != len(big)+1 || exit != 0 {
 		t.Fatalf("the agent got %d lines, the first of %d bytes; exit %d", len(got), len(got[0]), exit)
+	}
+}
+
+// TestProxyInterruptKeepsTheSession: as a proxy, permhost's session belongs
+// to the editor. A terminal's Ctrl-C (SIGINT to permhost's whole process
+// group, the way a terminal ACP client is hit with it) does not end the
+// agent: the next prompt is still answered, and the end of the editor's
+// input ends the session as before, with the agent's own exit status.
+func TestProxyInterruptKeepsTheSession(t *testing.T) {
+	prompt := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`
+	}
+	r := startCoreGroup(t, nil,
+		`< "id":1,`, `> {"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}`,
+		`< "id":2,`, `> {"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`)
+	r.send(prompt("1"))
+	if l := r.next("the first prompt's answer"); !strings.Contains(l, `"id":1,"result"`) {
+		t.Fatalf("got %q", l)
+	}
+	if err := syscall.Kill(-r.cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(pipeWait)
+	for !strings.Contains(r.stderr.String(), "SIGINT ignored") {
+		if time.Now().After(deadline) {
+			t.Fatalf("permhost did not report the SIGINT; stderr:\n%s", r.stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	r.send(prompt("2"))
+	if l := r.next("the second prompt's answer"); !strings.Contains(l, `"id":2,"result"`) {
+		t.Fatalf("after SIGINT the session did not go on: %q", l)
+	}
+	got, exit := r.finish()
+	expectLines(t, "what the agent received", got, prompt("1")+"\n", prompt("2")+"\n")
+	if exit != 0 {
+		t.Fatalf("exit %d, want the agent's 0", exit)
 	}
 }
