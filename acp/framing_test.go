@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -182,4 +183,43 @@ func TestLineBufferBound(t *testing.T) {
 			release()
 		}
 	}
+}
+
+// FuzzDecode: whatever decode reads as a message, encoding/json (which
+// matches keys in any case) reads the same way — same method, same id by
+// value — so no peer's parser sees another message; and a line decode
+// cannot read that names request_permission is never taken for anything
+// else.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{}}`,
+		`{"jsonrpc":"2.0","id":1,"Method":"session/request_permission"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"session\u002frequest_permission"}`,
+		`{"id":5,"ID":6,"result":{}}`,
+		`{"id":5.0,"result":{"outcome":{"outcome":"cancelled"}}}`,
+		`[{"method":"a"},{"id":1,"result":null}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		d := decode(body)
+		switch d.kind {
+		case kindRequest, kindNotification, kindResponse:
+		default:
+			return
+		}
+		var std struct {
+			ID     json.RawMessage `json:"id"`
+			Method *string         `json:"method"`
+		}
+		if json.Unmarshal(body, &std) != nil {
+			return // deeper than encoding/json goes, or invalid UTF-8 it would replace
+		}
+		if d.kind != kindResponse && (std.Method == nil || *std.Method != d.method) {
+			t.Fatalf("decode reads method %q, encoding/json %v", d.method, std.Method)
+		}
+		if d.id != nil && idKey(std.ID) != idKey(d.id) {
+			t.Fatalf("decode reads id %s, encoding/json %s", d.id, std.ID)
+		}
+	})
 }

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -82,5 +83,47 @@ func TestMalformedToolCallIgnored(t *testing.T) {
 		if _, _, ok := s.updateToolCall("s", []byte(u)); ok {
 			t.Errorf("update %s taken", u)
 		}
+	}
+}
+
+// A session's merged tool calls are bounded in bytes: the oldest calls go
+// first, and a call larger than the bound by itself is not kept (its
+// merged state is still returned for the update at hand).
+func TestToolCallStateIsBoundedInBytes(t *testing.T) {
+	s := newState(4, 100, 1000)
+	big := func(id string, n int) []byte {
+		return []byte(`{"toolCallId":"` + id + `","rawInput":"` + strings.Repeat("x", n) + `"}`)
+	}
+	for i := range 5 {
+		s.updateToolCall("s", big(fmt.Sprint("c", i), 300))
+	}
+	ss := s.sessions["s"]
+	if ss.callBytes > 1000 || len(ss.calls) != 3 || ss.calls["c4"] == nil || ss.calls["c1"] != nil {
+		t.Fatalf("%d bytes in %d calls kept (c4 %v, c1 %v)", ss.callBytes, len(ss.calls), ss.calls["c4"] != nil, ss.calls["c1"] != nil)
+	}
+	// Growing a kept call evicts older ones, never itself.
+	s.updateToolCall("s", []byte(`{"toolCallId":"c4","content":"`+strings.Repeat("y", 400)+`"}`))
+	if ss.callBytes > 1000 || ss.calls["c4"] == nil || len(ss.calls) != 1 {
+		t.Fatalf("after growing c4: %d bytes in %d calls", ss.callBytes, len(ss.calls))
+	}
+	merged, id, ok := s.updateToolCall("s", big("huge", 2000))
+	if !ok || id != "huge" || !strings.Contains(string(merged), strings.Repeat("x", 2000)) || ss.calls["huge"] != nil {
+		t.Fatalf("a call over the bound: ok %v, kept %v", ok, ss.calls["huge"] != nil)
+	}
+	total := 0
+	for _, tc := range ss.calls {
+		total += tc.size
+	}
+	if total != ss.callBytes {
+		t.Fatalf("callBytes %d, calls hold %d", ss.callBytes, total)
+	}
+}
+
+// State is learned from strict JSON only: an update whose keys repeat in
+// another case changes nothing.
+func TestToolCallStateIsStrict(t *testing.T) {
+	s := newState(0, 0, 0)
+	if _, _, ok := s.updateToolCall("s", []byte(`{"toolCallId":"t","title":"a","Title":"b"}`)); ok {
+		t.Fatal("an update with a case-folded duplicate key was taken")
 	}
 }
