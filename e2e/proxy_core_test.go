@@ -391,3 +391,33 @@ func TestProxyInterruptKeepsTheSession(t *testing.T) {
 		t.Fatalf("exit %d, want the agent's 0", exit)
 	}
 }
+
+// TestProxyBatches: batches element by element through the real binary.
+// The agent answers the editor's prompt inside a batch that also holds a
+// permission request spelled with escapes: the editor gets the batch
+// without the request, then the request on its own line; its batched answer
+// reaches the agent in its place, re-encoded; and since the batched
+// response answered the prompt, the agent's end sends the editor no error
+// for it.
+func TestProxyBatches(t *testing.T) {
+	escaped := strings.Replace(corePerm("2"), `"session/request_permission"`, `"session\u002frequest\u005fpermission"`, 1)
+	response := `{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}`
+	r := startCore(t, nil,
+		`< "id":1,`,
+		`> [{"jsonrpc":"2.0","method":"_a"},`+escaped+`,`+response+`]`,
+		`< "_b"`)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`)
+	expectLines(t, "what the editor got", []string{r.next("the batch"), r.next("the request")},
+		`[{"jsonrpc":"2.0","method":"_a"},`+response+"]\n", escaped+"\n")
+	r.send(`[{"jsonrpc":"2.0","id":2.0,"result":{"outcome":{"optionId":"allow","outcome":"selected"}}},{"jsonrpc":"2.0","method":"_b"}]`)
+	got, exit := r.finish()
+	expectLines(t, "what the agent received", got,
+		`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`+"\n",
+		`[`+strings.TrimSpace(coreSelected("2", "allow"))+`,{"jsonrpc":"2.0","method":"_b"}]`+"\n")
+	if exit != 0 {
+		t.Fatalf("exit %d", exit)
+	}
+	for _, l := range r.seen[2:] {
+		t.Errorf("the editor got more: %q", l)
+	}
+}
