@@ -734,7 +734,8 @@ func (c *ClientConn) update(params json.RawMessage, strict bool) {
 // permission starts deciding one agent permission request.
 func (c *ClientConn) permission(body []byte) {
 	own := bytes.Clone(body)
-	req := c.state.permissionRequest(decode(own), own)
+	d := decode(own)
+	req := c.state.permissionRequest(d, own)
 	ctx, cancel := context.WithCancel(c.ctx)
 	p := &clientPerm{req: req, key: idKey(req.ID), start: c.now(), ctx: ctx, cancel: cancel}
 	c.mu.Lock()
@@ -749,6 +750,9 @@ func (c *ClientConn) permission(body []byte) {
 		c.finishPerm(old, PermissionDecision{DecidedBy: "cancel", Reason: "the agent reused its id"}, nil)
 	}
 	switch {
+	case d.params != nil && !json.Valid(d.params):
+		// As in the proxy: what decides reads it with encoding/json.
+		c.finishPerm(p, PermissionDecision{DecidedBy: "cancel", Reason: "the request is nested too deeply to decide"}, nil)
 	case cancelling:
 		c.finishPerm(p, PermissionDecision{DecidedBy: "cancel", Reason: "the turn is being cancelled"}, nil)
 	case c.opts.Permissions == nil:
