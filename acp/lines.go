@@ -78,6 +78,26 @@ func (l *lineReader) next() ([]byte, error) {
 	}
 }
 
+// forwardTo queues the line next returned on w: a long line's buffer is
+// handed over, a short one copied, and the writer woken only once no
+// further line is buffered already (the next follows at once otherwise).
+func (l *lineReader) forwardTo(w *writer) error {
+	if l.own {
+		return w.forward(l.take())
+	}
+	return w.forwardCopy(l.cur, !l.moreBuffered())
+}
+
+// moreBuffered reports whether a whole further line is already buffered.
+func (l *lineReader) moreBuffered() bool {
+	n := l.r.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := l.r.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
 // take returns the line next returned as a slice the caller may keep, and
 // the function that releases it once nothing refers to it any more (after
 // it is written, or dropped): the assembled buffer of a long line itself

@@ -22,7 +22,7 @@ func (p *Proxy) agentLoop(out io.Reader) error {
 			return err
 		}
 		if isPlainUpdate(line) {
-			_ = p.toClient.forward(r.take())
+			_ = r.forwardTo(p.toClient)
 			continue
 		}
 		if err := p.fromAgent(r, line); err != nil {
@@ -52,7 +52,7 @@ func (p *Proxy) fromAgent(r *lineReader, line []byte) error {
 	case a.replace != nil:
 		_ = p.toClient.messageInOrder(a.replace)
 	default:
-		_ = p.toClient.forward(r.take())
+		_ = r.forwardTo(p.toClient)
 	}
 	p.startHandler(a.start)
 	return a.stop
@@ -87,7 +87,7 @@ func (p *Proxy) agentBatch(r *lineReader, line, body []byte, d decoded) error {
 	}
 	switch {
 	case !changed:
-		_ = p.toClient.forward(r.take())
+		_ = r.forwardTo(p.toClient)
 	case len(kept) > 0:
 		parts := make([]batchPart, len(kept))
 		for i, k := range kept {

@@ -42,7 +42,7 @@ type clientAction struct {
 // fromClient handles one client line (terminator included).
 func (p *Proxy) fromClient(r *lineReader, line []byte) {
 	if isPlainUpdate(line) {
-		_ = p.toAgent.forward(r.take())
+		_ = r.forwardTo(p.toAgent)
 		return
 	}
 	body := trimEOL(line)
@@ -59,7 +59,7 @@ func (p *Proxy) fromClient(r *lineReader, line []byte) {
 	case a.replace != nil:
 		_ = p.toAgent.forward(append(a.replace, line[len(body):]...), nil)
 	default:
-		_ = p.toAgent.forward(r.take())
+		_ = r.forwardTo(p.toAgent)
 	}
 	p.afterClient(a)
 }
@@ -107,7 +107,7 @@ func (p *Proxy) clientBatch(r *lineReader, line, body []byte, d decoded) {
 	}
 	switch {
 	case !changed:
-		_ = p.toAgent.forward(r.take())
+		_ = r.forwardTo(p.toAgent)
 	case len(parts) > 0:
 		_ = p.toAgent.placeBatch(&batchOut{parts: parts, term: bytes.Clone(line[len(body):])}, p.slowHandler)
 	}

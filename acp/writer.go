@@ -26,10 +26,11 @@ type writer struct {
 	mu      sync.Mutex
 	cond    sync.Cond // signalled on every change of the queue or the state
 	q       []item
-	queued  int   // bytes of forwarded lines in q, for backpressure
-	err     error // sticky: the first write error, or ErrClosed
-	closing bool  // close dst once q is written
-	closeIt bool  // whether closing closes dst
+	queued  int    // bytes of forwarded lines in q, for backpressure
+	err     error  // sticky: the first write error, or ErrClosed
+	closing bool   // close dst once q is written
+	spare   []byte // a written merge buffer, for the next one
+	closeIt bool   // whether closing closes dst
 	done    chan struct{}
 	closed  chan struct{} // closed once dst is closed or failed
 	once    sync.Once     // closes dst
@@ -52,6 +53,7 @@ const answerOrderWait = 2 * time.Second
 type item struct {
 	line    []byte
 	release func() // releases line once written or dropped; nil: nothing to do
+	merge   bool   // line is the writer's own copy, which later forwarded lines may join
 	own     bool
 	slot    *answerSlot
 	batch   *batchOut
@@ -101,19 +103,61 @@ func newWriter(dst io.Writer, onError func(error)) *writer {
 func (w *writer) forward(line []byte, release func()) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for w.err == nil && len(w.q) > 0 && w.queued >= maxQueuedBytes {
-		w.cond.Wait()
-	}
-	if w.err != nil {
+	if err := w.roomLocked(); err != nil {
 		if release != nil {
 			release()
 		}
-		return w.err
+		return err
 	}
 	w.q = append(w.q, item{line: line, release: release})
 	w.queued += len(line)
 	w.cond.Broadcast()
 	return nil
+}
+
+// mergeChunk is the size of the buffers short forwarded lines are copied
+// into: consecutive lines share one, so the writer takes them in one go,
+// and one that size goes past bufio without a second copy.
+const mergeChunk = writeBufferSize
+
+// forwardCopy queues a copy of a forwarded line the caller keeps (a line
+// still in its reader's buffer). It waits as forward does. kick false says
+// more lines follow at once: the writer is not woken for this one (it is
+// before the caller could wait, or when the bound makes it wait).
+func (w *writer) forwardCopy(line []byte, kick bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.roomLocked(); err != nil {
+		return err
+	}
+	if n := len(w.q); n > 0 && w.q[n-1].merge && len(w.q[n-1].line)+len(line) <= cap(w.q[n-1].line) {
+		w.q[n-1].line = append(w.q[n-1].line, line...)
+	} else {
+		buf := w.spare
+		w.spare = nil
+		if cap(buf) < len(line) {
+			buf = make([]byte, 0, max(mergeChunk, len(line)))
+		}
+		w.q = append(w.q, item{line: append(buf, line...), merge: true})
+	}
+	w.queued += len(line)
+	if kick {
+		w.cond.Broadcast()
+	}
+	return nil
+}
+
+// roomLocked waits while too much is queued (waking the writer first: a
+// caller that did not kick it may have left it asleep) and returns the
+// writer's error, if any.
+func (w *writer) roomLocked() error {
+	if w.err == nil && len(w.q) > 0 && w.queued >= maxQueuedBytes {
+		w.cond.Broadcast()
+		for w.err == nil && len(w.q) > 0 && w.queued >= maxQueuedBytes {
+			w.cond.Wait()
+		}
+	}
+	return w.err
 }
 
 // message queues a message of permhost's own (without terminator) ahead of
@@ -397,6 +441,11 @@ func (w *writer) run() {
 		}
 		if it.release != nil {
 			it.release() // bufio keeps nothing of what it was given
+		}
+		if it.merge && cap(line) == mergeChunk {
+			w.mu.Lock()
+			w.spare = line[:0]
+			w.mu.Unlock()
 		}
 		dirty = true
 		if err != nil {

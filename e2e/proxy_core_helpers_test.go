@@ -129,20 +129,6 @@ func (r *coreRun) next(what string) string {
 	}
 }
 
-// until returns the lines the editor receives up to and including the
-// first that contains text.
-func (r *coreRun) until(text string) []string {
-	r.t.Helper()
-	var got []string
-	for {
-		l := r.next(fmt.Sprintf("a line with %q", text))
-		got = append(got, l)
-		if strings.Contains(l, text) {
-			return got
-		}
-	}
-}
-
 // finish closes permhost's stdin, drains its output, waits for it and
 // returns what the agent received, line by line.
 func (r *coreRun) finish() (received []string, exit int) {

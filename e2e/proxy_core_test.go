@@ -338,7 +338,7 @@ func TestProxyLongLineMemory(t *testing.T) {
 		t.Fatalf("the long line arrived with %d bytes", len(l))
 	}
 	big := `{"jsonrpc":"2.0","method":"_big","params":{"data":"` + strings.Repeat("QUJD", mib<<18-16) + `"}}`
-	go r.send(big)
+	go io.WriteString(r.stdin, big+"\n") // the agent reads it while the editor reads on
 	if l := r.next("the agent's last line"); !strings.Contains(l, "_done") {
 		t.Fatalf("got %.100q", l)
 	}
