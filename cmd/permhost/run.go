@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,6 +40,9 @@ const (
 	// runStopGrace is how long the agent gets to exit once its input is
 	// closed, before SIGTERM (and as long again before SIGKILL).
 	runStopGrace = 2 * time.Second
+	// runDrainWait bounds reading the rest of the agent's output once it
+	// has exited.
+	runDrainWait = time.Second
 	// maxPromptFile bounds --prompt-file.
 	maxPromptFile = 16 << 20
 )
@@ -88,12 +90,13 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	promptText := fs.String("prompt", "", "the prompt to send")
 	promptFile := fs.String("prompt-file", "", "read the prompt from this file ('-' for stdin)")
 	logLevel := fs.String("log-level", "warn", "diagnostics level: debug, info, warn or error")
+	promptGrace := fs.Duration("prompt-grace", prompt.DefaultGrace, "with --on-undecided prompt: keys pressed within this long after a question appears are ignored, so that a keystroke meant for something else is not taken as the answer (0: none)")
 	leaderSocket := fs.String("leader", "", "Unix socket of a `permhost leader`: undecided requests go there first (bounded by --permission-timeout); if it cannot answer, --on-undecided applies")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, runHelp)
+		fmt.Fprintln(fs.Output(), runHelp)
 		fs.PrintDefaults()
 	}
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout); !ok {
 		return code
 	}
 	fail := func(format string, a ...any) int {
@@ -109,6 +112,9 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if *permTimeout < 0 {
 		return fail("--permission-timeout must not be negative")
+	}
+	if *promptGrace < 0 {
+		return fail("--prompt-grace must not be negative")
 	}
 	switch *onUndecided {
 	case "", config.UndecidedReject, config.UndecidedCancel, config.UndecidedPrompt:
@@ -132,15 +138,20 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return fail("%v", err)
 	}
-	cfg, err := loadConfig(*configFlag)
+	cfg, err := loadConfig(ctx, *configFlag)
 	if err != nil {
-		return fail("%v", err)
+		printError(stderr, "permhost run", err)
+		return exitUsage
 	}
 	engine, err := policy.New(ctx, policy.Options{Config: cfg, Via: "run", Logger: logger})
 	if err != nil {
 		return fail("%v", err)
 	}
 	defer engine.Close(context.WithoutCancel(ctx))
+	if err := engine.CheckConfig(ctx); err != nil {
+		printError(stderr, "permhost run", err)
+		return exitUsage
+	}
 
 	mode := *onUndecided
 	if mode == "" {
@@ -149,7 +160,11 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var ask policy.AskFunc
 	if mode == config.UndecidedPrompt {
 		if f, ok := stdin.(*os.File); ok && prompt.IsTerminal(f) {
-			term, err := prompt.Open(f, stderr, prompt.Options{})
+			grace := *promptGrace
+			if grace == 0 {
+				grace = -1 // prompt.Options: negative is none, 0 the default
+			}
+			term, err := prompt.Open(f, stderr, prompt.Options{Grace: grace})
 			if err != nil {
 				return fail("%v", err)
 			}
@@ -293,6 +308,14 @@ func drive(ctx context.Context, s runSetup) int {
 
 	stop, err := turn(turnCtx, conn, s.cwd, s.text)
 	agent.Stop(runStopGrace, runStopGrace)
+	// The agent has exited: read to the end of what it wrote before closing
+	// (a process it left holding the pipe open cannot keep us waiting long).
+	drain := time.NewTimer(runDrainWait)
+	select {
+	case <-conn.Done():
+	case <-drain.C:
+	}
+	drain.Stop()
 	conn.Close() // delivers every queued event
 	if err != nil {
 		if turnCtx.Err() != nil && !errors.Is(err, acp.ErrAgentClosed) {
@@ -337,14 +360,6 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
-}
-
-// permhostVersion is the module version permhost was built as.
-func permhostVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "unknown"
 }
 
 // turn runs initialize, session/new and the prompt.

@@ -1,12 +1,14 @@
 package config
 
 import (
+	"cmp"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/permhost/permhost/internal/units"
+	"github.com/permhost/permhost/sandbox"
 )
 
 // ErrInvalid is wrapped by every [*Error].
@@ -33,13 +36,63 @@ func (e *Error) Error() string {
 	if e.Line > 0 {
 		loc += ":" + strconv.Itoa(e.Line)
 	}
-	if e.Key != "" {
-		return fmt.Sprintf("%s: %s: %s", loc, e.Key, e.Msg)
+	var parts []string
+	for _, p := range []string{loc, e.Key, e.Msg} {
+		if p != "" {
+			parts = append(parts, p)
+		}
 	}
-	return fmt.Sprintf("%s: %s", loc, e.Msg)
+	return strings.Join(parts, ": ")
 }
 
 func (e *Error) Unwrap() error { return ErrInvalid }
+
+// MaxErrors bounds the mistakes an [ErrorList] prints; the rest are counted.
+const MaxErrors = 20
+
+// ErrorList is every mistake found in a configuration, in the order of the
+// file. Load and Parse return one (never empty) when a file has mistakes,
+// so that all of them can be fixed at once.
+type ErrorList []*Error
+
+// Error prints one mistake per line, the first MaxErrors of them, then how
+// many more there are.
+func (l ErrorList) Error() string {
+	var b strings.Builder
+	for i, e := range l {
+		if i == MaxErrors {
+			fmt.Fprintf(&b, "\n%s: and %d more mistakes", e.File, len(l)-MaxErrors)
+			break
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// Unwrap gives each mistake to errors.Is and errors.As.
+func (l ErrorList) Unwrap() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
+// Errors returns list sorted by file and line (mistakes of one line kept in
+// the order found) as an error, or nil when it is empty.
+func Errors(list []*Error) error {
+	if len(list) == 0 {
+		return nil
+	}
+	l := slices.Clone(list)
+	slices.SortStableFunc(l, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+	})
+	return ErrorList(l)
+}
 
 // Strategies of the chain (DESIGN §4).
 const (
@@ -83,9 +136,10 @@ type Config struct {
 	File          string
 	Strategy      string
 	PersonTimeout time.Duration // 0 = wait for the person without limit
-	// LoadWait is how long after start a decision waits for plugins that
-	// are still loading (compiling); then those count as failed for it.
-	// 0 means DefaultLoadWait.
+	// LoadWait is how long after a plugin's load began a decision waits for
+	// it while it is still loading (compiling); then it counts as failed
+	// for that decision. Plugins that are ready do not wait for it. 0 means
+	// DefaultLoadWait.
 	LoadWait    time.Duration
 	OnUndecided string
 	// LogPath is the decision log, absolute; empty = off.
@@ -105,8 +159,18 @@ type Plugin struct {
 	Layer         string
 	// Config is [plugin.config] as a JSON object; nil when absent.
 	Config json.RawMessage
-	// Line is where the entry starts, for later messages.
-	Line int
+	// Limits are the other limits of the plugin: compile_timeout,
+	// init_timeout and the load-time limits of [plugin.limits] (see
+	// PluginLimitKeys). Zero fields take the sandbox's defaults; Timeout
+	// and MemoryBytes are left zero, Timeout and Memory above hold them.
+	Limits sandbox.Limits
+	// File, Key ("plugin[1]") and Line say where the entry is written, and
+	// ConfigLines where each top-level key of Config is, for mistakes found
+	// later (CheckConfigKeys).
+	File        string
+	Key         string
+	Line        int
+	ConfigLines map[string]int
 }
 
 // Bundle is one [[bundle]] entry (a directory with bundle.toml).
@@ -123,23 +187,61 @@ const (
 	maxTimeout     = time.Minute
 	maxMemory      = 4 << 30
 	minMemory      = 64 << 10
+	maxLoadTimeout = 10 * time.Minute // sandbox.Limits.Validate's bound
+	maxLimit       = 1 << 30          // likewise, for counts and sizes
 )
 
-// Load reads and validates the file at path.
+// PluginLimitKey is one key of a plugin's [plugin.limits] table: the
+// sandbox's load-time limit it sets.
+type PluginLimitKey struct {
+	Key   string
+	Limit string // the field of sandbox.Limits
+	Size  bool   // a size ("16MiB"), else a count
+	field func(*sandbox.Limits) *int
+}
+
+// PluginLimitKeys are the keys of [plugin.limits], in the order docs/abi.md
+// lists them.
+var PluginLimitKeys = []PluginLimitKey{
+	{"module_bytes", "MaxModuleBytes", true, func(l *sandbox.Limits) *int { return &l.MaxModuleBytes }},
+	{"functions", "MaxFunctions", false, func(l *sandbox.Limits) *int { return &l.MaxFunctions }},
+	{"types", "MaxTypes", false, func(l *sandbox.Limits) *int { return &l.MaxTypes }},
+	{"globals", "MaxGlobals", false, func(l *sandbox.Limits) *int { return &l.MaxGlobals }},
+	{"imports", "MaxImports", false, func(l *sandbox.Limits) *int { return &l.MaxImports }},
+	{"exports", "MaxExports", false, func(l *sandbox.Limits) *int { return &l.MaxExports }},
+	{"tables", "MaxTables", false, func(l *sandbox.Limits) *int { return &l.MaxTables }},
+	{"table_entries", "MaxTableEntries", false, func(l *sandbox.Limits) *int { return &l.MaxTableEntries }},
+	{"element_segments", "MaxElementSegments", false, func(l *sandbox.Limits) *int { return &l.MaxElementSegments }},
+	{"element_entries", "MaxElementEntries", false, func(l *sandbox.Limits) *int { return &l.MaxElementEntries }},
+	{"data_segments", "MaxDataSegments", false, func(l *sandbox.Limits) *int { return &l.MaxDataSegments }},
+	{"data_bytes", "MaxDataBytes", true, func(l *sandbox.Limits) *int { return &l.MaxDataBytes }},
+	{"locals", "MaxLocals", false, func(l *sandbox.Limits) *int { return &l.MaxLocals }},
+	{"function_bytes", "MaxFunctionBytes", true, func(l *sandbox.Limits) *int { return &l.MaxFunctionBytes }},
+	{"br_table_targets", "MaxBrTableTargets", false, func(l *sandbox.Limits) *int { return &l.MaxBrTableTargets }},
+	{"block_depth", "MaxBlockDepth", false, func(l *sandbox.Limits) *int { return &l.MaxBlockDepth }},
+	{"custom_bytes", "MaxCustomBytes", true, func(l *sandbox.Limits) *int { return &l.MaxCustomBytes }},
+}
+
+// Load reads and validates the file at path. A file with mistakes gives an
+// [ErrorList] of every one, and, when the file is TOML at all, the Config
+// as far as it could be read (as go/parser gives a partial tree), so that a
+// caller can look for more mistakes, such as plugin configuration keys the
+// plugin does not know ([CheckConfigKeys]), before reporting them all.
+// Never run a Config that came with an error.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read: " + unwrapPathError(err)}
+		return nil, ErrorList{{File: path, Msg: "cannot read: " + unwrapPathError(err)}}
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, &Error{File: path, Msg: err.Error()}
+		return nil, ErrorList{{File: path, Msg: err.Error()}}
 	}
 	return parse(data, path, filepath.Dir(abs), abs)
 }
 
-// Parse validates data as if read from file name; relative paths resolve
-// against dir.
+// Parse validates data as if read from file name, like [Load]; relative
+// paths resolve against dir.
 func Parse(data []byte, name, dir string) (*Config, error) {
 	return parse(data, name, dir, "")
 }
@@ -152,20 +254,36 @@ func unwrapPathError(err error) string {
 	return err.Error()
 }
 
-// checker accumulates context for errors.
+// checker accumulates the mistakes of one file.
 type checker struct {
 	file  string
 	dir   string
 	lines map[string]int
-	err   *Error
+	errs  []*Error
+	// bad holds the keys found wrong: one mistake per key, so that a value
+	// of the wrong type is not also reported as, say, a bad duration.
+	bad map[string]bool
+	// err is the first mistake, nil while there is none.
+	err *Error
 }
 
 func (c *checker) fail(key, format string, args ...any) {
-	if c.err != nil {
-		return // first mistake wins: it is the one nearest the top of the file
+	if c.bad[key] {
+		return
 	}
-	c.err = &Error{File: c.file, Line: c.line(key), Key: key, Msg: fmt.Sprintf(format, args...)}
+	if c.bad == nil {
+		c.bad = map[string]bool{}
+	}
+	c.bad[key] = true
+	e := &Error{File: c.file, Line: c.line(key), Key: key, Msg: fmt.Sprintf(format, args...)}
+	c.errs = append(c.errs, e)
+	if c.err == nil {
+		c.err = e
+	}
 }
+
+// failed reports whether a mistake was found in key.
+func (c *checker) failed(key string) bool { return c.bad[key] }
 
 // line finds key's line, falling back to its nearest defined parent.
 func (c *checker) line(key string) int {
@@ -183,13 +301,9 @@ func (c *checker) line(key string) int {
 }
 
 func parse(data []byte, name, dir, abs string) (*Config, error) {
-	var doc map[string]any
-	if _, err := toml.Decode(string(data), &doc); err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return nil, &Error{File: name, Line: pe.Position.Line, Key: pe.LastKey, Msg: "TOML syntax: " + pe.Message}
-		}
-		return nil, &Error{File: name, Msg: "TOML syntax: " + err.Error()}
+	doc, err := decodeTOML(data, name)
+	if err != nil {
+		return nil, err
 	}
 	c := &checker{file: name, dir: dir, lines: keyLines(data)}
 	cfg := &Config{File: abs, Strategy: StrategySequential, OnUndecided: UndecidedReject}
@@ -234,14 +348,25 @@ func parse(data []byte, name, dir, abs string) (*Config, error) {
 		}
 		seen[p.Name] = fmt.Sprintf("plugin[%d]", i)
 	}
-	if c.err != nil {
-		return nil, c.err
+	return cfg, Errors(c.errs)
+}
+
+// decodeTOML decodes data; a syntax error is the file's only mistake that
+// can be found, since nothing after it can be read.
+func decodeTOML(data []byte, name string) (map[string]any, error) {
+	var doc map[string]any
+	if _, err := toml.Decode(string(data), &doc); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, ErrorList{{File: name, Line: pe.Position.Line, Key: pe.LastKey, Msg: "TOML syntax: " + pe.Message}}
+		}
+		return nil, ErrorList{{File: name, Msg: "TOML syntax: " + err.Error()}}
 	}
-	return cfg, nil
+	return doc, nil
 }
 
 // table walks t's keys in file order, calling the handler of each known key
-// and failing on the first unknown one.
+// and failing on each unknown one.
 func (c *checker) table(prefix string, t map[string]any, known map[string]func(string, any)) {
 	keys := make([]string, 0, len(t))
 	for k := range t {
@@ -272,21 +397,28 @@ func (c *checker) table(prefix string, t map[string]any, known map[string]func(s
 
 // suggest names the known key nearest a misspelt one.
 func suggest(k string, known map[string]func(string, any)) string {
+	names := make([]string, 0, len(known))
+	for n := range known {
+		names = append(names, n)
+	}
+	return suggestName(k, names, "known keys")
+}
+
+// suggestName names the one of names nearest k, or lists them all (as
+// what) when none is near.
+func suggestName(k string, names []string, what string) string {
 	best, bestD := "", 3
-	for cand := range known {
+	for _, cand := range names {
 		if d := distance(k, cand); d < bestD || (d == bestD && cand < best) {
 			best, bestD = cand, d
 		}
 	}
-	var names []string
-	for n := range known {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	if best != "" {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
-	return " (known keys: " + strings.Join(names, ", ") + ")"
+	sorted := slices.Clone(names)
+	sort.Strings(sorted)
+	return " (" + what + ": " + strings.Join(sorted, ", ") + ")"
 }
 
 // distance is the Levenshtein distance, for suggestions.
@@ -365,15 +497,13 @@ func (c *checker) enum(k string, v any, allowed ...string) string {
 			return s
 		}
 	}
-	if c.err == nil {
-		c.fail(k, "%q is not one of %s", s, strings.Join(allowed, ", "))
-	}
+	c.fail(k, "%q is not one of %s", s, strings.Join(allowed, ", ")) // once per key: not after a type mistake
 	return ""
 }
 
 func (c *checker) duration(k string, v any, lo, hi time.Duration) time.Duration {
 	s := c.str(k, v)
-	if c.err != nil {
+	if c.failed(k) {
 		return 0
 	}
 	d, err := time.ParseDuration(s)
@@ -389,7 +519,7 @@ func (c *checker) duration(k string, v any, lo, hi time.Duration) time.Duration 
 
 func (c *checker) size(k string, v any, lo, hi uint64) uint64 {
 	s := c.str(k, v)
-	if c.err != nil {
+	if c.failed(k) {
 		return 0
 	}
 	n, err := units.ParseSize(s)
@@ -401,6 +531,19 @@ func (c *checker) size(k string, v any, lo, hi uint64) uint64 {
 		c.fail(k, "%s is out of range [%s, %s]", s, units.FormatSize(lo), units.FormatSize(hi))
 	}
 	return n
+}
+
+func (c *checker) count(k string, v any, lo, hi int64) int {
+	n, ok := v.(int64)
+	if !ok {
+		c.fail(k, "want an integer, got %s", typeName(v))
+		return 0
+	}
+	if n < lo || n > hi {
+		c.fail(k, "%d is out of range [%d, %d]", n, lo, hi)
+		return 0
+	}
+	return int(n)
 }
 
 func (c *checker) abs(p string) string {
@@ -428,11 +571,12 @@ func (c *checker) existingFile(k, p string) {
 }
 
 func (c *checker) plugin(k string, t map[string]any) Plugin {
-	p := Plugin{Timeout: DefaultTimeout, Memory: DefaultMemory, FailurePolicy: FailureClosed, Layer: LayerUser, Line: c.line(k)}
+	p := Plugin{Timeout: DefaultTimeout, Memory: DefaultMemory, FailurePolicy: FailureClosed, Layer: LayerUser,
+		File: c.file, Key: k, Line: c.line(k)}
 	c.table(k, t, map[string]func(string, any){
 		"name": func(k string, v any) {
 			p.Name = c.str(k, v)
-			if c.err == nil && strings.TrimSpace(p.Name) == "" {
+			if !c.failed(k) && strings.TrimSpace(p.Name) == "" {
 				c.fail(k, "must not be empty")
 			}
 		},
@@ -440,8 +584,8 @@ func (c *checker) plugin(k string, t map[string]any) Plugin {
 			if s := c.str(k, v); s != "" {
 				p.Path = c.abs(s)
 				c.existingFile(k, p.Path)
-			} else if c.err == nil {
-				c.fail(k, "must not be empty")
+			} else {
+				c.fail(k, "must not be empty") // once per key: not after a type mistake
 			}
 		},
 		"sha256": func(k string, v any) {
@@ -454,26 +598,50 @@ func (c *checker) plugin(k string, t map[string]any) Plugin {
 			}
 			p.SHA256 = s
 		},
-		"timeout":        func(k string, v any) { p.Timeout = c.duration(k, v, time.Millisecond, maxTimeout) },
+		"timeout":         func(k string, v any) { p.Timeout = c.duration(k, v, time.Millisecond, maxTimeout) },
+		"compile_timeout": func(k string, v any) { p.Limits.CompileTimeout = c.duration(k, v, time.Millisecond, maxLoadTimeout) },
+		"init_timeout":    func(k string, v any) { p.Limits.InitTimeout = c.duration(k, v, time.Millisecond, maxLoadTimeout) },
+		"limits": func(k string, v any) {
+			t := c.asTable(k, v)
+			if c.err != nil {
+				return
+			}
+			keys := map[string]func(string, any){}
+			for _, lk := range PluginLimitKeys {
+				keys[lk.Key] = func(k string, v any) {
+					if lk.Size {
+						*lk.field(&p.Limits) = int(c.size(k, v, 1, maxLimit))
+					} else {
+						*lk.field(&p.Limits) = c.count(k, v, 1, maxLimit)
+					}
+				}
+			}
+			c.table(k, t, keys)
+		},
 		"memory":         func(k string, v any) { p.Memory = c.size(k, v, minMemory, maxMemory) },
 		"failure_policy": func(k string, v any) { p.FailurePolicy = c.enum(k, v, FailureClosed, FailureAbstain, FailureMonitor) },
 		"layer":          func(k string, v any) { p.Layer = c.enum(k, v, Layers...) },
 		"config": func(k string, v any) {
 			t := c.asTable(k, v)
-			if c.err != nil {
+			if c.failed(k) {
 				return
 			}
 			b, err := json.Marshal(t)
 			if err != nil {
 				c.fail(k, "cannot hand to the plugin as JSON: %v", err)
+				return
 			}
 			p.Config = b
+			p.ConfigLines = make(map[string]int, len(t))
+			for key := range t {
+				p.ConfigLines[key] = c.line(k + "." + key)
+			}
 		},
 	})
-	if c.err == nil && p.Path == "" {
+	if _, given := t["path"]; !given {
 		c.fail(k, "missing key \"path\" (the plugin's .wasm file)")
 	}
-	if c.err == nil && p.Name == "" {
+	if p.Name == "" && p.Path != "" {
 		p.Name = strings.TrimSuffix(filepath.Base(p.Path), ".wasm")
 	}
 	return p
@@ -486,6 +654,8 @@ func (c *checker) bundle(k string, t map[string]any) Bundle {
 			if s := c.str(k, v); s != "" {
 				b.Path = c.abs(s)
 				c.existingFile(k, b.Path)
+			} else {
+				c.fail(k, "must not be empty") // once per key: not after a type mistake
 			}
 		},
 		"trusted_keys": func(k string, v any) {
@@ -499,8 +669,16 @@ func (c *checker) bundle(k string, t map[string]any) Bundle {
 			}
 		},
 	})
-	if c.err == nil && b.Path == "" {
+	if _, given := t["path"]; !given {
 		c.fail(k, "missing key \"path\" (the bundle directory)")
 	}
 	return b
+}
+
+// SandboxLimits returns every limit of the plugin as the host takes them:
+// Limits with Timeout and Memory filled in.
+func (p Plugin) SandboxLimits() sandbox.Limits {
+	l := p.Limits
+	l.Timeout, l.MemoryBytes = p.Timeout, p.Memory
+	return l
 }

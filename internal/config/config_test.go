@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/sandbox"
 )
 
 // write puts name → content files in a temp dir and returns the dir.
@@ -52,6 +54,12 @@ nested = { deep = 3 }
 
 [[plugin]]
 path = "second.wasm"
+compile_timeout = "30s"
+init_timeout = "2s"
+[plugin.limits]
+functions = 200000
+module_bytes = "64MiB"
+br_table_targets = 20000
 `
 
 func TestLoadFull(t *testing.T) {
@@ -72,7 +80,8 @@ func TestLoadFull(t *testing.T) {
 	p := cfg.Plugins[0]
 	want := config.Plugin{Name: "no-rm", Path: filepath.Join(dir, "no-rm.wasm"),
 		SHA256:  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-		Timeout: 250 * time.Millisecond, Memory: 16 << 20, FailurePolicy: "monitor", Layer: "team", Line: 11}
+		Timeout: 250 * time.Millisecond, Memory: 16 << 20, FailurePolicy: "monitor", Layer: "team",
+		File: filepath.Join(dir, "permhost.toml"), Key: "plugin[0]", Line: 11, ConfigLines: map[string]int{"paths": 20, "nested": 21}}
 	gotCfg := string(p.Config)
 	p.Config = nil
 	if !reflect.DeepEqual(p, want) {
@@ -84,6 +93,47 @@ func TestLoadFull(t *testing.T) {
 	d := cfg.Plugins[1]
 	if d.Name != "second" || d.Timeout != 100*time.Millisecond || d.Memory != 32<<20 || d.FailurePolicy != "closed" || d.Layer != "user" || d.Config != nil {
 		t.Errorf("defaults not applied: %+v", d)
+	}
+	wantLimits := sandbox.Limits{CompileTimeout: 30 * time.Second, InitTimeout: 2 * time.Second,
+		MaxFunctions: 200000, MaxModuleBytes: 64 << 20, MaxBrTableTargets: 20000}
+	if d.Limits != wantLimits {
+		t.Errorf("plugin[1].Limits = %+v\nwant %+v", d.Limits, wantLimits)
+	}
+}
+
+// TestPluginLimitKeys: every load-time limit of sandbox.Limits has a key
+// in [plugin.limits], named after it, and each key sets its own field.
+func TestPluginLimitKeys(t *testing.T) {
+	notLoadTime := map[string]bool{"MaxOutput": true, "MaxInput": true, "MaxLogBytes": true, "MaxCallDepth": true}
+	typ := reflect.TypeOf(sandbox.Limits{})
+	keyed := map[string]bool{}
+	for _, k := range config.PluginLimitKeys {
+		keyed[k.Limit] = true
+		f, ok := typ.FieldByName(k.Limit)
+		if !ok {
+			t.Errorf("%s: no field sandbox.Limits.%s", k.Key, k.Limit)
+			continue
+		}
+		// functions = 7 sets exactly MaxFunctions.
+		value := "7"
+		if k.Size {
+			value = `"7B"`
+		}
+		cfg, err := config.Parse([]byte("[[plugin]]\npath = \"p.wasm\"\n[plugin.limits]\n"+k.Key+" = "+value+"\n"), "t.toml", write(t, map[string]string{"p.wasm": "x"}))
+		if err != nil {
+			t.Errorf("%s: %v", k.Key, err)
+			continue
+		}
+		var want sandbox.Limits
+		reflect.ValueOf(&want).Elem().FieldByIndex(f.Index).SetInt(7)
+		if got := cfg.Plugins[0].Limits; got != want {
+			t.Errorf("%s = %s set %+v, want only %s", k.Key, value, got, k.Limit)
+		}
+	}
+	for i := range typ.NumField() {
+		if f := typ.Field(i); strings.HasPrefix(f.Name, "Max") && !notLoadTime[f.Name] && !keyed[f.Name] {
+			t.Errorf("sandbox.Limits.%s has no [plugin.limits] key", f.Name)
+		}
 	}
 }
 
@@ -110,10 +160,17 @@ func TestMistakes(t *testing.T) {
 	}{
 		{"unknown top-level key", "strategy = \"race\"\nstrategyy = 1\n", 2, "strategyy", `unknown key (did you mean "strategy"?)`},
 		{"unknown plugin key", plugin + "timout = \"1s\"\n", 4, "plugin[0].timout", `did you mean "timeout"?`},
-		{"unknown key in the second plugin", plugin + plugin + "layr = \"user\"\n", 7, "plugin[1].layr", `did you mean "layer"?`},
+		{"unknown key in the second plugin", plugin + strings.Replace(plugin, `"p"`, `"q"`, 1) + "layr = \"user\"\n", 7, "plugin[1].layr", `did you mean "layer"?`},
 		{"bad duration", plugin + "timeout = \"100 ms\"\n", 4, "plugin[0].timeout", `"100 ms" is not a duration`},
 		{"duration out of range", plugin + "timeout = \"2h\"\n", 4, "plugin[0].timeout", "out of range"},
 		{"bad size", plugin + "memory = \"32 potatoes\"\n", 4, "plugin[0].memory", `"32 potatoes" is not a size`},
+		{"bad compile timeout", plugin + "compile_timeout = \"forever\"\n", 4, "plugin[0].compile_timeout", `"forever" is not a duration`},
+		{"init timeout out of range", plugin + "init_timeout = \"1h\"\n", 4, "plugin[0].init_timeout", "out of range"},
+		{"unknown limit", plugin + "[plugin.limits]\nfunctionz = 5\n", 5, "plugin[0].limits.functionz", `did you mean "functions"?`},
+		{"limit not an integer", plugin + "[plugin.limits]\nfunctions = \"many\"\n", 5, "plugin[0].limits.functions", "want an integer, got a string"},
+		{"limit out of range", plugin + "[plugin.limits]\nglobals = 0\n", 5, "plugin[0].limits.globals", "0 is out of range [1, 1073741824]"},
+		{"limit size", plugin + "[plugin.limits]\ndata_bytes = \"lots\"\n", 5, "plugin[0].limits.data_bytes", `"lots" is not a size`},
+		{"limits not a table", plugin + "limits = 5\n", 4, "plugin[0].limits", "want a table"},
 		{"size too small", plugin + "memory = \"1KiB\"\n", 4, "plugin[0].memory", "out of range"},
 		{"no load wait", "load_wait = \"0s\"\n", 1, "load_wait", "out of range [1ms, 10m0s]"},
 		{"unknown strategy", "strategy = \"parallel\"\n", 1, "strategy", `"parallel" is not one of sequential, race`},
@@ -149,7 +206,85 @@ func TestMistakes(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.message) || !strings.HasPrefix(err.Error(), path+":") {
 				t.Errorf("message %q lacks %q or the file", err, tt.message)
 			}
+			// One mistake is reported once, not again as what follows from it.
+			var list config.ErrorList
+			if !errors.As(err, &list) || len(list) != 1 {
+				t.Errorf("want an ErrorList of one mistake, got %#v", err)
+			}
 		})
+	}
+}
+
+// TestEveryMistakeAtOnce: a file with several mistakes reports each, in
+// the order of the file, each with its file, line and key; a value of the
+// wrong type is one mistake, not also a bad duration.
+func TestEveryMistakeAtOnce(t *testing.T) {
+	const file = `strategy = "parallel"
+person_timeout = 30
+
+[[plugin]]
+name = "a"
+path = "p.wasm"
+timout = "1s"
+memory = "lots"
+
+[[plugin]]
+name = "a"
+path = "missing.wasm"
+layer = "root"
+`
+	dir := write(t, map[string]string{"permhost.toml": file, "p.wasm": "x"})
+	path := filepath.Join(dir, "permhost.toml")
+	cfg, err := config.Load(path)
+	var list config.ErrorList
+	if !errors.As(err, &list) {
+		t.Fatalf("err = %v, want an ErrorList", err)
+	}
+	want := []struct {
+		line int
+		key  string
+		msg  string
+	}{
+		{1, "strategy", `"parallel" is not one of sequential, race`},
+		{2, "person_timeout", "want a string, got an integer"},
+		{7, "plugin[0].timout", `unknown key (did you mean "timeout"?)`},
+		{8, "plugin[0].memory", `"lots" is not a size`},
+		{11, "plugin[1].name", `plugin name "a" is already used by plugin[0]`},
+		{12, "plugin[1].path", "no such file or directory"},
+		{13, "plugin[1].layer", `"root" is not one of admin, team, user`},
+	}
+	if len(list) != len(want) {
+		t.Fatalf("%d mistakes, want %d:\n%v", len(list), len(want), err)
+	}
+	for i, w := range want {
+		e := list[i]
+		if e.File != path || e.Line != w.line || e.Key != w.key || !strings.Contains(e.Msg, w.msg) {
+			t.Errorf("mistake %d = %v, want %s:%d: %s: %s", i, e, path, w.line, w.key, w.msg)
+		}
+	}
+	if got := strings.Count(err.Error(), "\n") + 1; got != len(want) {
+		t.Errorf("Error() has %d lines, want one per mistake:\n%v", got, err)
+	}
+	// What could be read comes back, for further checks.
+	if cfg == nil || len(cfg.Plugins) != 2 || cfg.Plugins[0].Path != filepath.Join(dir, "p.wasm") || cfg.Plugins[0].Key != "plugin[0]" {
+		t.Errorf("partial config = %+v", cfg)
+	}
+}
+
+// The report is bounded: past MaxErrors mistakes it counts the rest.
+func TestManyMistakesAreBounded(t *testing.T) {
+	var b strings.Builder
+	for i := range config.MaxErrors + 5 {
+		fmt.Fprintf(&b, "unknown%d = 1\n", i)
+	}
+	_, err := config.Parse([]byte(b.String()), "many.toml", t.TempDir())
+	var list config.ErrorList
+	if !errors.As(err, &list) || len(list) != config.MaxErrors+5 {
+		t.Fatalf("err = %v", err)
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != config.MaxErrors+1 || lines[len(lines)-1] != "many.toml: and 5 more mistakes" {
+		t.Errorf("Error() ends %q after %d lines", lines[len(lines)-1], len(lines))
 	}
 }
 
@@ -174,4 +309,37 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("error not wrapped: %v", err)
 		}
 	})
+}
+
+// TestPluginLimitKeysDocumented: docs/abi.md's "Limits a plugin must fit"
+// lists every [plugin.limits] key with its default.
+func TestPluginLimitKeysDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "abi.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults := reflect.ValueOf(sandbox.DefaultLimits())
+	for _, k := range config.PluginLimitKeys {
+		v := int(defaults.FieldByName(k.Limit).Int())
+		want := fmt.Sprintf("| `%s` | %s |", k.Key, docNumber(v, k.Size))
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("docs/abi.md has no row %q", want)
+		}
+	}
+}
+
+// docNumber writes n as docs/abi.md does: sizes in MiB or KiB, counts with
+// thousands separators.
+func docNumber(n int, size bool) string {
+	switch {
+	case size && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case size && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

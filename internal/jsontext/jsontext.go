@@ -276,12 +276,16 @@ func trimSpace(b []byte) []byte {
 	return b[i:j]
 }
 
+// smallObject is how many keys an object's duplicate check compares pairwise
+// (no allocation) before it switches to a map of folded keys.
+const smallObject = 8
+
 // frame is one open container of a scan.
 type frame struct {
 	object bool
-	keys   map[string]struct{} // folded keys seen, objects only; nil until the second key
-	first  string              // the first key, folded, before keys exists
-	n      int                 // members or elements so far
+	n      int                 // members so far (objects only)
+	small  [smallObject][]byte // the first keys, unescaped (strict scans only)
+	keys   map[string]struct{} // folded keys, once there are more than smallObject
 }
 
 // scanner walks one JSON value without recursion. strict adds the checks of
@@ -312,7 +316,8 @@ func (s *scanner) whole(b []byte) (byte, error) {
 
 // scan checks the value starting at b[i] and returns the index just past it.
 func (s *scanner) scan(b []byte, i int) (int, error) {
-	var stack []frame
+	var stackBuf [8]frame // most peers' messages nest less; deeper ones grow the slice
+	stack := stackBuf[:0]
 	valStart := i // start of the current top-level member's value or element
 	for {
 		// A value starts at i.
@@ -406,9 +411,12 @@ func (s *scanner) scanKey(b []byte, i int, stack []frame) (int, error) {
 	}
 	f := &stack[len(stack)-1]
 	if s.strict || (s.collect && len(stack) == 1) {
-		key := unquote(b[i:end])
+		key := b[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			key = []byte(unquote(b[i:end]))
+		}
 		if s.collect && len(stack) == 1 {
-			s.key = key
+			s.key = string(key)
 		}
 		if s.strict {
 			if err := f.add(key, i); err != nil {
@@ -424,24 +432,30 @@ func (s *scanner) scanKey(b []byte, i int, stack []frame) (int, error) {
 	return end + 1, nil
 }
 
-// add records a key of the frame's object, refusing one it has already
-// seen in any case.
-func (f *frame) add(key string, off int) error {
-	folded := Fold(key)
-	switch {
-	case f.n == 0:
-		f.first = folded
-	case f.keys == nil:
-		if folded == f.first {
-			return &Error{Offset: off, Key: key, Err: ErrDuplicateKey}
+// add records the next key of the frame's object (before f.n counts it),
+// refusing one it has already seen in any case: the first keys compared
+// pairwise with bytes.EqualFold, the folding Fold does, then in a map.
+func (f *frame) add(key []byte, off int) error {
+	if f.n < smallObject {
+		for _, k := range f.small[:f.n] {
+			if bytes.EqualFold(k, key) {
+				return &Error{Offset: off, Key: string(key), Err: ErrDuplicateKey}
+			}
 		}
-		f.keys = map[string]struct{}{f.first: {}, folded: {}}
-	default:
-		if _, dup := f.keys[folded]; dup {
-			return &Error{Offset: off, Key: key, Err: ErrDuplicateKey}
-		}
-		f.keys[folded] = struct{}{}
+		f.small[f.n] = key
+		return nil
 	}
+	if f.keys == nil {
+		f.keys = make(map[string]struct{}, 2*smallObject)
+		for _, k := range f.small {
+			f.keys[Fold(string(k))] = struct{}{}
+		}
+	}
+	folded := Fold(string(key))
+	if _, dup := f.keys[folded]; dup {
+		return &Error{Offset: off, Key: string(key), Err: ErrDuplicateKey}
+	}
+	f.keys[folded] = struct{}{}
 	return nil
 }
 

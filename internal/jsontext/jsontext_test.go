@@ -22,6 +22,10 @@ func TestCheck(t *testing.T) {
 		{deep, nil},
 		{deepObj, nil},
 		{`{"a":1,"a":2}`, ErrDuplicateKey},
+		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"K3":11}`, ErrDuplicateKey},
+		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"K10":11}`, ErrDuplicateKey},
+		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11}`, nil},
+		{`{"aé":1,"AÉ":2}`, ErrDuplicateKey},
 		{`{"optionId":"x","OptionId":"y"}`, ErrDuplicateKey},
 		{`{"outcome":1,"\u004futcome":2}`, ErrDuplicateKey},
 		{`{"k":1,"` + "\u212a" + `":2}`, ErrDuplicateKey}, // Kelvin sign folds to k
@@ -341,6 +345,16 @@ func TestAppendCompact(t *testing.T) {
 	} {
 		if got := string(AppendCompact([]byte("x"), []byte(in))); got != "x"+want {
 			t.Errorf("AppendCompact(%.30q) = %.40q, want %.40q", in, got, "x"+want)
+		}
+	}
+}
+
+func BenchmarkCheckDecision(b *testing.B) {
+	in := []byte(`{"outcome":"select","optionId":"allow","reason":"npm test is on the team's list","explanation":{"summary":"Runs the test suite","risk":"none","riskLevel":"low"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Check(in); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
