@@ -51,7 +51,8 @@ var blockedByPlanMode = map[string]bool{"edit": true, "delete": true, "move": tr
 // requests but a tool_call_update with the request's tool-call fields and
 // _meta.permhost.decision, before anything later about the call. What
 // plan-mode abstains on (claude's ExitPlanMode, kind switch_mode) still
-// reaches the client, whose recorded answer reaches the agent byte for byte.
+// reaches the client, whose recorded answer reaches the agent as recorded
+// (permhost re-encodes it, and the recordings are already in that form).
 func TestPipelineRejectingPlugin(t *testing.T) {
 	t.Parallel()
 	planMode := warmPlugin(t, examplePlugin(t, "plan-mode"))
