@@ -127,3 +127,19 @@ func TestToolCallStateIsStrict(t *testing.T) {
 		t.Fatal("an update with a case-folded duplicate key was taken")
 	}
 }
+
+// The record of answered permission requests (whose late client answers
+// are dropped) keeps the newest ids only: it cannot grow without bound.
+func TestAnsweredIDsAreBounded(t *testing.T) {
+	s := newIDSet(3)
+	for i := range 10 {
+		s.add(fmt.Sprint("n", i))
+	}
+	if len(s.keys) != 3 || !s.has("n9") || !s.has("n7") || s.has("n6") || len(s.order) > 2*3+1 {
+		t.Fatalf("kept %v (order %d)", s.keys, len(s.order))
+	}
+	s.remove("n8") // a new request reused the id
+	if s.has("n8") {
+		t.Fatal("a removed id is still answered")
+	}
+}
