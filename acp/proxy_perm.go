@@ -48,11 +48,17 @@ const maxAnsweredIDs = 4096
 // idSet is a set of id keys bounded to its newest max entries.
 type idSet struct {
 	max   int
-	keys  map[string]struct{}
-	order []string // insertion order; may hold removed keys
+	seq   uint64
+	keys  map[string]uint64 // key -> when it was added
+	order []idEntry         // oldest first; may hold removed or re-added keys
 }
 
-func newIDSet(max int) idSet { return idSet{max: max, keys: map[string]struct{}{}} }
+type idEntry struct {
+	key string
+	seq uint64
+}
+
+func newIDSet(max int) idSet { return idSet{max: max, keys: map[string]uint64{}} }
 
 func (s *idSet) has(k string) bool { _, ok := s.keys[k]; return ok }
 
@@ -60,14 +66,23 @@ func (s *idSet) add(k string) {
 	if s.has(k) {
 		return
 	}
-	s.keys[k] = struct{}{}
-	s.order = append(s.order, k)
+	s.seq++
+	s.keys[k] = s.seq
+	s.order = append(s.order, idEntry{k, s.seq})
 	for len(s.keys) > s.max && len(s.order) > 0 {
-		delete(s.keys, s.order[0])
+		if e := s.order[0]; s.keys[e.key] == e.seq {
+			delete(s.keys, e.key)
+		}
 		s.order = s.order[1:]
 	}
 	if len(s.order) > 2*s.max {
-		s.order = compactIDs(s.order, s.has)
+		live := s.order[:0]
+		for _, e := range s.order {
+			if s.keys[e.key] == e.seq {
+				live = append(live, e)
+			}
+		}
+		s.order = live
 	}
 }
 

@@ -143,3 +143,16 @@ func TestAnsweredIDsAreBounded(t *testing.T) {
 		t.Fatal("a removed id is still answered")
 	}
 }
+
+// An id answered, reused and answered again counts from its last answer.
+func TestAnsweredIDsReaddedKeepTheirPlace(t *testing.T) {
+	s := newIDSet(2)
+	s.add("a")
+	s.remove("a")
+	s.add("b")
+	s.add("a") // answered again, now the newest
+	s.add("c")
+	if !s.has("a") || !s.has("c") || s.has("b") {
+		t.Fatalf("kept %v", s.keys)
+	}
+}
