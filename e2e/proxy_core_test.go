@@ -95,10 +95,11 @@ func TestProxyStrictEditorAnswers(t *testing.T) {
 	if exit != 0 {
 		t.Fatalf("exit %d", exit)
 	}
-	for _, want := range []string{"dropped a second answer", "did not forward", "failing closed"} {
-		if !strings.Contains(r.stderr.String(), want) {
-			t.Errorf("stderr does not say %q", want)
-		}
+	// The second answer is dropped as a second answer or as one to a
+	// request already answered, depending on whether its handler is done.
+	logged := r.stderr.String()
+	if n := strings.Count(logged, "msg=\"dropped "); n != 2 || !strings.Contains(logged, "did not forward") || !strings.Contains(logged, "failing closed") {
+		t.Errorf("stderr: %d answers dropped (want 2, one to an id permhost did not forward), failing closed logged: %v", n, strings.Contains(logged, "failing closed"))
 	}
 }
 
