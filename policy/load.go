@@ -18,8 +18,9 @@ type loaded interface {
 
 // loadPlugin loads pc, a plugin of source s, in this process.
 func (e *Engine) loadPlugin(ctx context.Context, s *source, pc config.Plugin) (loaded, error) {
+	path, wasm := pc.Module()
 	p, err := host.Load(ctx, host.Options{
-		Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
+		Name: pc.Name, Path: path, Wasm: wasm, SHA256: pc.SHA256, Config: pc.Config,
 		Limits: pc.SandboxLimits(), CacheDir: e.cacheDir, Logger: e.log,
 	})
 	if err != nil {

@@ -86,7 +86,7 @@ func LoadBundle(dir string) (*BundleManifest, error) {
 					continue
 				}
 				p := c.plugin(key, t)
-				if p.Path != "" {
+				if p.Path != "" && p.Std == "" {
 					c.inside(key+".path", p.Path, abs)
 				}
 				if _, given := t["sha256"]; !given {
