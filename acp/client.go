@@ -11,9 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/permhost/permhost/internal/answer"
+	"github.com/permhost/permhost/internal/jsontext"
 )
 
 // Methods the headless client sends or serves, besides those in permission.go.
@@ -143,7 +147,7 @@ type ClientConn struct {
 	log    *slog.Logger
 	now    func() time.Time
 	state  *state
-	out    *outWriter
+	out    *writer
 	in     io.Reader
 	events *eventQueue
 
@@ -210,7 +214,7 @@ func NewClientConn(w io.Writer, r io.Reader, opts ClientOptions) (*ClientConn, e
 		opts:     opts,
 		log:      opts.Logger,
 		now:      opts.Now,
-		state:    newState(DefaultMaxSessions, DefaultMaxToolCallsPerSessn),
+		state:    newState(0, 0, 0),
 		in:       r,
 		done:     make(chan struct{}),
 		calls:    map[int64]chan callResult{},
@@ -224,10 +228,8 @@ func NewClientConn(w io.Writer, r io.Reader, opts ClientOptions) (*ClientConn, e
 		c.now = time.Now
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.out = newOutWriter(w, func(err error) {
-		if !errors.Is(err, ErrClosed) {
-			c.log.Warn("writing to the agent failed", "err", err)
-		}
+	c.out = newWriter(w, func(err error) {
+		c.log.Warn("writing to the agent failed", "err", err)
 	})
 	c.events = newEventQueue(opts.Events, c.log)
 	c.state.setClient(c.opts.Info)
@@ -252,7 +254,7 @@ func (c *ClientConn) Err() error {
 func (c *ClientConn) Close() error {
 	c.once.Do(func() {
 		c.setErr(ErrConnClosed)
-		_ = c.out.close()
+		c.out.closeNow()
 		closer, ok := c.in.(io.Closer)
 		if ok {
 			_ = closer.Close()
@@ -298,7 +300,7 @@ func (c *ClientConn) startCall(method string, params any) (int64, chan callResul
 	}
 	c.calls[id] = ch
 	c.mu.Unlock()
-	if err := c.out.message(requestLine(strconv.AppendInt(nil, id, 10), method, body)); err != nil {
+	if err := c.out.messageInOrder(requestLine(strconv.AppendInt(nil, id, 10), method, body)); err != nil {
 		c.forget(id)
 		return 0, nil, fmt.Errorf("acp: sending %s: %w", method, err)
 	}
@@ -324,7 +326,7 @@ func (c *ClientConn) call(ctx context.Context, method string, params any) (json.
 	case <-ctx.Done():
 		c.forget(id)
 		p, _ := json.Marshal(map[string]int64{"requestId": id})
-		_ = c.out.message(notificationLine(MethodCancelRequest, p))
+		_ = c.out.messageInOrder(notificationLine(MethodCancelRequest, p))
 		return nil, ctx.Err()
 	}
 }
@@ -351,21 +353,16 @@ func (c *ClientConn) Initialize(ctx context.Context) (InitializeResult, error) {
 	if err != nil {
 		return InitializeResult{}, err
 	}
-	var res struct {
-		ProtocolVersion   json.RawMessage `json:"protocolVersion"`
-		AgentCapabilities json.RawMessage `json:"agentCapabilities"`
-		AgentInfo         json.RawMessage `json:"agentInfo"`
-		AuthMethods       json.RawMessage `json:"authMethods"`
+	res, err := jsontext.Lookup(raw, "protocolVersion", "agentCapabilities", "agentInfo", "authMethods")
+	if err != nil {
+		return InitializeResult{}, fmt.Errorf("%w: the initialize result does not read one way only: %w", ErrProtocolVersion, err)
 	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return InitializeResult{}, fmt.Errorf("acp: initialize result: %w", err)
-	}
-	v, ok := intValue(res.ProtocolVersion)
+	v, ok := intValue(res["protocolVersion"])
 	if !ok || v != ProtocolVersion {
-		return InitializeResult{}, fmt.Errorf("%w: %s (permhost speaks ACP version %d)", ErrProtocolVersion, bytes.TrimSpace(res.ProtocolVersion), ProtocolVersion)
+		return InitializeResult{}, fmt.Errorf("%w: %s (permhost speaks ACP version %d)", ErrProtocolVersion, bytes.TrimSpace(res["protocolVersion"]), ProtocolVersion)
 	}
-	out := InitializeResult{ProtocolVersion: ProtocolVersion, Agent: peerOf(res.AgentInfo),
-		AgentCapabilities: res.AgentCapabilities, AuthMethods: res.AuthMethods}
+	out := InitializeResult{ProtocolVersion: ProtocolVersion, Agent: peerOf(res["agentInfo"]),
+		AgentCapabilities: rawOrNil(res["agentCapabilities"]), AuthMethods: rawOrNil(res["authMethods"])}
 	c.state.setAgent(out.Agent, ProtocolVersion)
 	return out, nil
 }
@@ -394,28 +391,24 @@ func (c *ClientConn) NewSession(ctx context.Context, cwd string) (string, error)
 		}
 		return "", err
 	}
-	var res struct {
-		SessionID string `json:"sessionId"`
-		Modes     struct {
-			CurrentModeID string `json:"currentModeId"`
-		} `json:"modes"`
-		ConfigOptions json.RawMessage `json:"configOptions"`
-	}
-	if err := json.Unmarshal(raw, &res); err != nil || res.SessionID == "" {
+	res, _ := fields(raw, "sessionId", "modes", "configOptions")
+	modes, _ := fields(res["modes"], "currentModeId")
+	sessionID := stringOf(res["sessionId"])
+	if sessionID == "" {
 		if root != nil {
 			root.Close()
 		}
-		return "", fmt.Errorf("acp: session/new result has no sessionId: %s", truncate(raw, 200))
+		return "", fmt.Errorf("acp: session/new result has no sessionId (read strictly): %s", truncate(raw, 200))
 	}
 	c.mu.Lock()
-	if old := c.sessions[res.SessionID]; old != nil && old.root != nil {
+	if old := c.sessions[sessionID]; old != nil && old.root != nil {
 		old.root.Close()
 	}
-	c.sessions[res.SessionID] = &clientSession{id: res.SessionID, cwd: cwd, resolved: resolved, root: root}
+	c.sessions[sessionID] = &clientSession{id: sessionID, cwd: cwd, resolved: resolved, root: root}
 	c.mu.Unlock()
-	c.state.setSession(res.SessionID, cwd, res.Modes.CurrentModeID)
-	c.state.setConfigOptions(res.SessionID, res.ConfigOptions)
-	return res.SessionID, nil
+	c.state.setSession(sessionID, cwd, stringOf(modes["currentModeId"]))
+	c.state.setConfigOptions(sessionID, res["configOptions"])
+	return sessionID, nil
 }
 
 // Prompt sends text as one session/prompt and waits for the turn to end,
@@ -462,16 +455,15 @@ func (c *ClientConn) Prompt(ctx context.Context, sessionID, text string) (string
 		c.events.barrier()
 		return "", r.err
 	}
-	var res struct {
-		StopReason string `json:"stopReason"`
-	}
-	if err := json.Unmarshal(r.result, &res); err != nil || res.StopReason == "" {
+	res, _ := fields(r.result, "stopReason")
+	stopReason := stringOf(res["stopReason"])
+	if stopReason == "" {
 		c.events.barrier()
-		return "", fmt.Errorf("acp: session/prompt result has no stopReason: %s", truncate(r.result, 200))
+		return "", fmt.Errorf("acp: session/prompt result has no stopReason (read strictly): %s", truncate(r.result, 200))
 	}
-	c.events.push(Event{Kind: EventStop, Time: c.now(), SessionID: sessionID, StopReason: res.StopReason})
+	c.events.push(Event{Kind: EventStop, Time: c.now(), SessionID: sessionID, StopReason: stopReason})
 	c.events.barrier()
-	return res.StopReason, nil
+	return stopReason, nil
 }
 
 // cancelTurn sends session/cancel and answers the session's pending
@@ -487,7 +479,7 @@ func (c *ClientConn) cancelTurn(s *clientSession) {
 	}
 	c.mu.Unlock()
 	p, _ := marshalNoEscape(map[string]string{"sessionId": s.id})
-	if err := c.out.message(notificationLine(MethodSessionCancel, p)); err != nil {
+	if err := c.out.messageInOrder(notificationLine(MethodSessionCancel, p)); err != nil {
 		c.log.Warn("sending session/cancel failed", "err", err)
 	}
 	for _, p := range pending {
@@ -552,7 +544,7 @@ func (c *ClientConn) handle(body []byte, inBatch bool) {
 			c.reply(errorLine(nullID, CodeInvalidRequest, "permhost: nested batch"))
 			return
 		}
-		c.batch(body)
+		c.batch(d.elems)
 		return
 	case kindInvalid:
 		c.invalid(body, d)
@@ -560,8 +552,8 @@ func (c *ClientConn) handle(body []byte, inBatch bool) {
 	}
 	// Responses are taken without "jsonrpc": refusing one would leave a
 	// call waiting forever, and nothing is answered to a response anyway.
-	if (d.kind != kindResponse && !jsonrpc2(body)) || !validID(d.msg.ID) {
-		c.invalid(body, decoded{kind: kindInvalid, msg: d.msg, err: errNotJSONRPC})
+	if (d.kind != kindResponse && stringOf(d.jsonrpc) != "2.0") || !validID(d.id) {
+		c.invalid(body, decoded{kind: kindInvalid, id: d.id, err: errNotJSONRPC})
 		return
 	}
 	switch d.kind {
@@ -579,31 +571,21 @@ var nullID = json.RawMessage("null")
 // invalid answers input that is not a JSON-RPC message.
 func (c *ClientConn) invalid(body []byte, d decoded) {
 	c.log.Warn("the agent sent a line that is not a JSON-RPC message", "bytes", len(body), "start", string(truncate(body, 80)), "err", d.err)
-	if !json.Valid(body) {
+	if jsontext.Syntax(body) != nil {
 		c.reply(errorLine(nullID, CodeParseError, "permhost: parse error: the line is not JSON"))
 		return
 	}
 	id := nullID
-	if len(d.msg.ID) > 0 && validID(d.msg.ID) {
-		id = d.msg.ID
-	} else {
+	if len(d.id) > 0 && validID(d.id) {
+		id = d.id
+	} else if ids := recoverIDs(body); len(ids) == 1 {
 		// decode stops at the first mistake; the id may still be readable.
-		var m struct {
-			ID json.RawMessage `json:"id"`
-		}
-		if json.Unmarshal(body, &m) == nil && len(m.ID) > 0 && validID(m.ID) {
-			id = m.ID
-		}
+		id = ids[0]
 	}
 	c.reply(errorLine(id, CodeInvalidRequest, "permhost: invalid request: not a JSON-RPC 2.0 request, notification or response"))
 }
 
-func (c *ClientConn) batch(body []byte) {
-	var elems []json.RawMessage
-	if err := json.Unmarshal(body, &elems); err != nil {
-		c.reply(errorLine(nullID, CodeParseError, "permhost: parse error: "+err.Error()))
-		return
-	}
+func (c *ClientConn) batch(elems [][]byte) {
 	if len(elems) == 0 {
 		c.reply(errorLine(nullID, CodeInvalidRequest, "permhost: empty batch"))
 		return
@@ -614,33 +596,17 @@ func (c *ClientConn) batch(body []byte) {
 	}
 }
 
-// jsonrpc2 reports whether the message says "jsonrpc":"2.0".
-func jsonrpc2(body []byte) bool {
-	var v struct {
-		JSONRPC *string `json:"jsonrpc"`
-	}
-	return json.Unmarshal(body, &v) == nil && v.JSONRPC != nil && *v.JSONRPC == "2.0"
-}
-
 // validID reports whether id is absent, null, a string or a number.
-func validID(id json.RawMessage) bool {
-	id = bytes.TrimSpace(id)
-	if len(id) == 0 || string(id) == "null" {
+func validID(id []byte) bool {
+	if len(bytes.TrimSpace(id)) == 0 {
 		return true
 	}
-	switch c := id[0]; {
-	case c == '"':
-		var s string
-		return json.Unmarshal(id, &s) == nil
-	case c == '-' || (c >= '0' && c <= '9'):
-		var n json.Number
-		return json.Unmarshal(id, &n) == nil
-	}
-	return false
+	_, err := jsontext.CanonicalID(id)
+	return err == nil
 }
 
 func (c *ClientConn) reply(line []byte) {
-	if err := c.out.message(line); err != nil && !errors.Is(err, ErrClosed) {
+	if err := c.out.messageInOrder(line); err != nil && !errors.Is(err, ErrClosed) {
 		c.log.Warn("answering the agent failed", "err", err)
 	}
 }
@@ -648,35 +614,35 @@ func (c *ClientConn) reply(line []byte) {
 func (c *ClientConn) request(d decoded, body []byte) {
 	switch d.method {
 	case MethodRequestPermission:
-		c.permission(d, body)
+		c.permission(body)
 	case MethodReadTextFile, MethodWriteTextFile:
 		if (d.method == MethodReadTextFile && !c.opts.FS.Read) || (d.method == MethodWriteTextFile && !c.opts.FS.Write) {
-			c.reply(errorLine(d.msg.ID, CodeMethodNotFound, "permhost: "+d.method+" is not enabled (it was not advertised in initialize)"))
+			c.reply(errorLine(d.id, CodeMethodNotFound, "permhost: "+d.method+" is not enabled (it was not advertised in initialize)"))
 			return
 		}
+		// The file is served in a goroutine of its own: it keeps a copy.
+		d = decode(bytes.Clone(body))
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
 			c.serveFile(d)
 		}()
 	default:
-		c.reply(errorLine(d.msg.ID, CodeMethodNotFound, "permhost: method not found: "+d.method))
+		c.reply(errorLine(d.id, CodeMethodNotFound, "permhost: method not found: "+d.method))
 	}
 }
 
 func (c *ClientConn) notification(d decoded) {
 	switch d.method {
 	case MethodSessionUpdate:
-		c.update(d.msg.Params)
+		c.update(d.params, d.strict == nil)
 	case MethodCancelRequest:
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-		}
-		if json.Unmarshal(d.msg.Params, &p) != nil || len(p.RequestID) == 0 {
+		f, ok := fields(d.params, "requestId")
+		if !ok || f["requestId"] == nil {
 			return
 		}
 		c.mu.Lock()
-		pp := c.perms[idKey(p.RequestID)]
+		pp := c.perms[idKey(f["requestId"])]
 		c.mu.Unlock()
 		if pp != nil {
 			c.finishPerm(pp, PermissionDecision{DecidedBy: "cancel", Reason: "the agent withdrew the request ($/cancel_request)"}, nil)
@@ -687,24 +653,31 @@ func (c *ClientConn) notification(d decoded) {
 }
 
 func (c *ClientConn) response(d decoded) {
-	id, ok := intValue(d.msg.ID)
+	// The client's ids are integers; 1.0 or 1e0 answers 1 too.
+	key := idKey(d.id)
+	id, err := strconv.ParseInt(strings.TrimPrefix(key, "n"), 10, 64)
+	ok := err == nil && strings.HasPrefix(key, "n")
 	c.mu.Lock()
 	ch := c.calls[id]
-	delete(c.calls, id)
+	if ok {
+		delete(c.calls, id)
+	}
 	c.mu.Unlock()
 	if !ok || ch == nil {
-		c.log.Warn("the agent answered a request the client did not send or no longer awaits", "id", string(d.msg.ID))
+		c.log.Warn("the agent answered a request the client did not send or no longer awaits", "id", string(d.id))
 		return
 	}
-	if len(d.msg.Error) > 0 && string(d.msg.Error) != "null" {
-		ch <- callResult{err: decodeRPCError(d.msg.Error)}
+	if d.error != nil && !jsontext.IsNull(d.error) {
+		ch <- callResult{err: decodeRPCError(d.error)}
 		return
 	}
-	ch <- callResult{result: d.msg.Result}
+	ch <- callResult{result: bytes.Clone(d.result)}
 }
 
-// update records and reports one session/update.
-func (c *ClientConn) update(params json.RawMessage) {
+// update records and reports one session/update. Only a strict message
+// changes the state (tool calls, mode) decisions are made on; any is
+// reported.
+func (c *ClientConn) update(params json.RawMessage, strict bool) {
 	var u struct {
 		SessionID string          `json:"sessionId"`
 		Update    json.RawMessage `json:"update"`
@@ -737,7 +710,7 @@ func (c *ClientConn) update(params json.RawMessage) {
 		}
 	case "tool_call", "tool_call_update":
 		merged, _, ok := c.state.updateToolCall(u.SessionID, u.Update)
-		if !ok {
+		if !ok || !strict {
 			ev.Kind, ev.Update = EventUpdate, u.Update
 			break
 		}
@@ -747,10 +720,14 @@ func (c *ClientConn) update(params json.RawMessage) {
 		}
 		ev.ToolCall = toolCallEvent(merged)
 	case "current_mode_update":
-		c.state.setMode(u.SessionID, k.CurrentModeID)
+		if strict {
+			c.state.setMode(u.SessionID, k.CurrentModeID)
+		}
 		ev.Kind, ev.Mode = EventMode, k.CurrentModeID
 	case "config_option_update":
-		c.state.setConfigOptions(u.SessionID, k.ConfigOptions)
+		if strict {
+			c.state.setConfigOptions(u.SessionID, k.ConfigOptions)
+		}
 		ev.Kind, ev.Update = EventUpdate, u.Update
 	default:
 		ev.Kind, ev.Update = EventUpdate, u.Update
@@ -759,8 +736,10 @@ func (c *ClientConn) update(params json.RawMessage) {
 }
 
 // permission starts deciding one agent permission request.
-func (c *ClientConn) permission(d decoded, body []byte) {
-	req := c.state.permissionRequest(d, body)
+func (c *ClientConn) permission(body []byte) {
+	own := bytes.Clone(body)
+	d := decode(own)
+	req := c.state.permissionRequest(d, own)
 	ctx, cancel := context.WithCancel(c.ctx)
 	p := &clientPerm{req: req, key: idKey(req.ID), start: c.now(), ctx: ctx, cancel: cancel}
 	c.mu.Lock()
@@ -775,6 +754,9 @@ func (c *ClientConn) permission(d decoded, body []byte) {
 		c.finishPerm(old, PermissionDecision{DecidedBy: "cancel", Reason: "the agent reused its id"}, nil)
 	}
 	switch {
+	case d.params != nil && !json.Valid(d.params):
+		// As in the proxy: what decides reads it with encoding/json.
+		c.finishPerm(p, PermissionDecision{DecidedBy: "cancel", Reason: "the request is nested too deeply to decide"}, nil)
 	case cancelling:
 		c.finishPerm(p, PermissionDecision{DecidedBy: "cancel", Reason: "the turn is being cancelled"}, nil)
 	case c.opts.Permissions == nil:
@@ -820,13 +802,11 @@ func (c *ClientConn) finishPerm(p *clientPerm, dec PermissionDecision, herr erro
 		c.log.Warn("permission handler chose an option that was not offered; answering cancelled", "id", p.key, "option", dec.OptionID)
 		dec = PermissionDecision{DecidedBy: "cancel", Reason: fmt.Sprintf("the handler chose %q, which was not offered", dec.OptionID), DecisionID: dec.DecisionID}
 	}
-	var line []byte
-	if dec.OptionID == "" {
-		line = cancelledLine(p.req.ID)
-	} else {
-		res := append([]byte(`{"outcome":{"outcome":"selected","optionId":`), quote(dec.OptionID)...)
-		line = responseLine(p.req.ID, append(res, "}}"...))
+	reply := answer.Cancelled()
+	if dec.OptionID != "" {
+		reply = answer.Selected(dec.OptionID)
 	}
+	line := answer.Encode(p.req.ID, reply)
 	// The event goes first so that it precedes whatever the agent does
 	// with the answer.
 	c.events.push(Event{Kind: EventPermission, Time: c.now(), SessionID: p.req.SessionID,
@@ -843,6 +823,14 @@ func marshalNoEscape(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// rawOrNil returns a member's bytes as a copy, nil when absent.
+func rawOrNil(b []byte) json.RawMessage {
+	if b == nil {
+		return nil
+	}
+	return json.RawMessage(bytes.Clone(b))
 }
 
 func truncate(b []byte, n int) []byte {

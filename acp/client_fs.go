@@ -31,7 +31,10 @@ func (c *ClientConn) serveFile(d decoded) {
 	}
 	ev := &FileEvent{Method: d.method}
 	result, ferr := func() (json.RawMessage, *fileError) {
-		if err := json.Unmarshal(d.msg.Params, &p); err != nil {
+		if d.strict != nil {
+			return nil, &fileError{CodeInvalidParams, "permhost: invalid params: not strict JSON: " + d.strict.Error()}
+		}
+		if err := json.Unmarshal(d.params, &p); err != nil {
 			return nil, &fileError{CodeInvalidParams, "permhost: invalid params: " + err.Error()}
 		}
 		ev.Path = p.Path
@@ -74,9 +77,9 @@ func (c *ClientConn) serveFile(d decoded) {
 	}
 	c.events.push(Event{Kind: EventFile, Time: c.now(), SessionID: p.SessionID, File: ev})
 	if ferr != nil {
-		c.reply(errorLine(d.msg.ID, ferr.code, ferr.msg))
+		c.reply(errorLine(d.id, ferr.code, ferr.msg))
 	} else {
-		c.reply(responseLine(d.msg.ID, result))
+		c.reply(responseLine(d.id, result))
 	}
 }
 

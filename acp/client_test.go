@@ -332,6 +332,7 @@ func TestClientAnswersMalformedInput(t *testing.T) {
 			`{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"permhost: method not found: b"}}`,
 			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"permhost: invalid request: not a JSON-RPC 2.0 request, notification or response"}}`,
 		}},
+		{"method in another case", `{"jsonrpc":"2.0","id":4,"Method":"session/request_permission","params":{}}`, []string{`{"jsonrpc":"2.0","id":4,"error":{"code":-32600,"message":"permhost: invalid request: not a JSON-RPC 2.0 request, notification or response"}}`}},
 		{"notification gets nothing", `{"jsonrpc":"2.0","method":"_vendor/note","params":{}}`, nil},
 		{"blank line gets nothing", `   `, nil},
 		{"stray response gets nothing", `{"jsonrpc":"2.0","id":99,"result":{}}`, nil},
@@ -385,10 +386,12 @@ func TestClientCancelTurn(t *testing.T) {
 	if got := a.recv(); got != `{"jsonrpc":"2.0","id":"p-2","result":{"outcome":{"outcome":"cancelled"}}}` {
 		t.Fatalf("late request answered %s", got)
 	}
+	// Prompt returns on the stop reason alone (not on the cancel, not on
+	// the requests it answered meanwhile).
 	select {
 	case r := <-done:
 		t.Fatalf("Prompt returned %+v before the stop reason", r)
-	case <-time.After(50 * time.Millisecond):
+	default:
 	}
 	a.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"stopReason":"cancelled"}}`)
 	if r := waitPrompt(t, done); r.err != nil || r.stop != StopCancelled {
@@ -689,4 +692,24 @@ func FuzzClientInput(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A permission request nested deeper than what decides can read is
+// answered cancelled; the handler never sees it.
+func TestClientDeepRequestIsCancelled(t *testing.T) {
+	asked := make(chan string, 1)
+	a := newScriptedAgent(t, ClientOptions{Permissions: PermissionHandlerFunc(func(ctx context.Context, req *PermissionRequest) (PermissionDecision, error) {
+		asked <- string(req.ID)
+		return PermissionDecision{OptionID: "allow"}, nil
+	})})
+	deep := strings.Replace(cPerm("6"), `{"toolCallId":"t1"}`, `{"toolCallId":"t1","rawInput":`+strings.Repeat("[", 10001)+strings.Repeat("]", 10001)+`}`, 1)
+	a.send(deep)
+	if got := a.recv(); got != `{"jsonrpc":"2.0","id":6,"result":{"outcome":{"outcome":"cancelled"}}}` {
+		t.Fatalf("answer %s", got)
+	}
+	select {
+	case id := <-asked:
+		t.Fatalf("the handler decided %s", id)
+	default:
+	}
 }

@@ -7,15 +7,22 @@
 // The proxy forwards every line in both directions unchanged and in order,
 // except agent→client session/request_permission requests, which it hands to
 // a [Handler]. The handler either answers the agent itself or asks the editor
-// through a [Client]; [Forward] does the latter and is what permhost does when
-// no plugin pipeline is configured. Whatever a handler does, a failure, a
-// panic or an answer naming an option that was not offered becomes the
-// cancelled outcome, never an allow.
+// through a [Client]; a nil Options.Handler does the latter, which is what
+// permhost does when no plugin pipeline is configured. Whatever a handler
+// does, the agent gets an answer the proxy re-encoded from what it read
+// strictly (internal/answer): a failure, a panic, an answer that reads two
+// ways or names an option that was not offered becomes the cancelled
+// outcome, never an allow. What the proxy acts on it reads with exact keys
+// (internal/jsontext); an agent line that may be a permission request but
+// cannot be read one way only is answered cancelled and never forwarded.
+// Batches go element by element through the same path as single lines.
 //
 // [NewProxy] validates its [Options] once; [Proxy.Run] works on any readers
-// and writers, so tests can drive it over io.Pipe. [StartAgent] runs the
-// agent as a child in its own process group and stops it (close stdin, grace,
-// SIGTERM, SIGKILL to the group) so that no process outlives permhost.
+// and writers, so tests can drive it over io.Pipe. Each direction has a
+// writer goroutine of its own, so a peer that stops reading stalls only what
+// goes to it. [StartAgent] runs the agent as a child in its own process
+// group and stops it (close stdin, grace, SIGTERM, SIGKILL to the group) so
+// that no process outlives permhost.
 //
 // [ClientConn] is the other end: a headless ACP client (what `permhost run`
 // uses) that initializes an agent, opens a session, sends a prompt and
@@ -23,6 +30,14 @@
 // [PermissionHandler] and streaming what happens as [Event]s. As a real
 // endpoint it answers malformed input itself and advertises only what it
 // serves.
+//
+// What an embedder uses: [NewProxy] with [Options] and [Handler] (the
+// [PermissionRequest] it gets, the [Client] it may ask, the [Response] it
+// returns), [StartAgent] and [Agent], [NewClientConn] with [ClientOptions],
+// [PermissionHandler] and [Event], and the method, stop-reason and error-code
+// constants. Framing, decoding, the writers and the state are unexported.
+// This package carries no compatibility promise: only abi (the plugin ABI)
+// and plugins/pdk (the plugin development kit) do; acp changes with permhost.
 //
 // The package imports no plugin code: the decision pipeline is built on
 // [Handler] one layer up.

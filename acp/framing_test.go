@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -123,33 +124,6 @@ func TestDecode(t *testing.T) {
 	}
 }
 
-func TestFindMember(t *testing.T) {
-	obj := []byte(` { "a" : [1,{"b":"}"}] , "b":"x\"y" ,"c":{"d":1}} `)
-	for name, want := range map[string]string{"a": `[1,{"b":"}"}]`, "b": `"x\"y"`, "c": `{"d":1}`} {
-		s, e, ok := findMember(obj, name)
-		if !ok || string(obj[s:e]) != want {
-			t.Errorf("findMember(%q) = %q %v, want %q", name, obj[s:e], ok, want)
-		}
-	}
-	if _, _, ok := findMember(obj, "d"); ok {
-		t.Error("found a nested key at the top level")
-	}
-}
-
-func TestDuplicateKey(t *testing.T) {
-	for in, want := range map[string]string{
-		`{"a":1,"b":{"a":2},"c":[{"a":1},{"a":2}]}`: "",
-		`{"a":1,"b":2,"a":3}`:                       "a",
-		`{"x":{"k":1,"k":2}}`:                       "k",
-		`[{"k":1},{"k":1,"k":1}]`:                   "k",
-		`{"a\u0062":1,"ab":2}`:                      "ab",
-	} {
-		if got := duplicateKey([]byte(in)); got != want {
-			t.Errorf("duplicateKey(%s) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // FuzzLines checks the framing and classification of arbitrary input:
 // reading loses and adds no byte, and the fast path never claims a line that
 // a JSON parser reads as anything but a session/update notification.
@@ -178,6 +152,74 @@ func FuzzLines(f *testing.F) {
 		}
 		if !bytes.Equal(out, in) {
 			t.Fatalf("framing changed the bytes: %q -> %q", in, out)
+		}
+	})
+}
+
+// A long line's buffer never grows past the line cap plus the read
+// buffer (and, for a mapping, a page): doubling stops at the bound.
+func TestLineBufferBound(t *testing.T) {
+	for _, size := range []int{300 << 10, 3<<20 + 17} {
+		max := size + 100
+		r := newLineReader(strings.NewReader(strings.Repeat("z", size-1)+"\n"+"next\n"), max, "agent")
+		line, err := r.next()
+		if err != nil || len(line) != size {
+			t.Fatalf("%d: got %d bytes, %v", size, len(line), err)
+		}
+		if c := cap(line); c > max+readBufferSize+64<<10 {
+			t.Errorf("a %d-byte line under a %d-byte cap has a %d-byte buffer", size, max, c)
+		}
+		taken, release := r.take()
+		if len(taken) != size || &taken[0] != &line[0] {
+			t.Fatalf("%d: take copied the long line", size)
+		}
+		if next, err := r.next(); err != nil || string(next) != "next\n" {
+			t.Fatalf("after a taken line: %q, %v", next, err)
+		}
+		if strings.Count(string(taken), "z") != size-1 {
+			t.Fatal("the taken line changed when the reader went on")
+		}
+		if release != nil {
+			release()
+		}
+	}
+}
+
+// FuzzDecode: whatever decode reads as a message, encoding/json (which
+// matches keys in any case) reads the same way — same method, same id by
+// value — so no peer's parser sees another message; and a line decode
+// cannot read that names request_permission is never taken for anything
+// else.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{}}`,
+		`{"jsonrpc":"2.0","id":1,"Method":"session/request_permission"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"session\u002frequest_permission"}`,
+		`{"id":5,"ID":6,"result":{}}`,
+		`{"id":5.0,"result":{"outcome":{"outcome":"cancelled"}}}`,
+		`[{"method":"a"},{"id":1,"result":null}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		d := decode(body)
+		switch d.kind {
+		case kindRequest, kindNotification, kindResponse:
+		default:
+			return
+		}
+		var std struct {
+			ID     json.RawMessage `json:"id"`
+			Method *string         `json:"method"`
+		}
+		if json.Unmarshal(body, &std) != nil {
+			return // deeper than encoding/json goes, or invalid UTF-8 it would replace
+		}
+		if d.kind != kindResponse && (std.Method == nil || *std.Method != d.method) {
+			t.Fatalf("decode reads method %q, encoding/json %v", d.method, std.Method)
+		}
+		if d.id != nil && idKey(std.ID) != idKey(d.id) {
+			t.Fatalf("decode reads id %s, encoding/json %s", d.id, std.ID)
 		}
 	})
 }

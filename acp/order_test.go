@@ -4,20 +4,19 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // gatedForward forwards each request to the client and, once the client has
-// answered, holds its answer until gate is closed.
-func gatedForward(answered *atomic.Int32, gate <-chan struct{}) Handler {
+// answered, reports it on answered and holds its answer until gate is
+// closed.
+func gatedForward(answered chan<- string, gate <-chan struct{}) Handler {
 	return HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
 		a, err := c.Ask(ctx, nil)
 		if err != nil {
 			return Response{}, err
 		}
-		answered.Add(1)
+		answered <- string(req.ID)
 		select {
 		case <-gate:
 		case <-ctx.Done():
@@ -29,13 +28,14 @@ func gatedForward(answered *atomic.Int32, gate <-chan struct{}) Handler {
 
 // oneGatedRequest is a proxy whose handler forwards each request and holds
 // the client's answer until gate is closed, with request 1 forwarded to the
-// client already.
-func oneGatedRequest(t *testing.T) (h *harness, answered *atomic.Int32, gate chan struct{}) {
-	answered, gate = new(atomic.Int32), make(chan struct{})
-	h = newHarness(t, Options{Handler: gatedForward(answered, gate)})
+// client already. clientDone is closed once the proxy has read the client's
+// end of input: every line before it has been read and queued by then.
+func oneGatedRequest(t *testing.T) (h *harness, answered chan string, gate, clientDone chan struct{}) {
+	answered, gate, clientDone = make(chan string, 100), make(chan struct{}), make(chan struct{})
+	h = newHarness(t, Options{Handler: gatedForward(answered, gate), ClientDone: func() { close(clientDone) }})
 	h.sendAgent(permReq(`1`))
 	h.clientGets()
-	return h, answered, gate
+	return h, answered, gate, clientDone
 }
 
 // The client's answers reach their handlers even while no handler has
@@ -45,9 +45,9 @@ func oneGatedRequest(t *testing.T) (h *harness, answered *atomic.Int32, gate cha
 // client's later line in the client's order.
 func TestClientAnswersDoNotWaitForHandlers(t *testing.T) {
 	const n = 50
-	var answered atomic.Int32
+	answered := make(chan string, n)
 	gate := make(chan struct{})
-	h := newHarness(t, Options{Handler: gatedForward(&answered, gate)})
+	h := newHarness(t, Options{Handler: gatedForward(answered, gate)})
 	for i := range n {
 		h.sendAgent(permReq(strconv.Itoa(i)))
 	}
@@ -59,12 +59,10 @@ func TestClientAnswersDoNotWaitForHandlers(t *testing.T) {
 	}
 	const after = `{"jsonrpc":"2.0","method":"_test/after"}` + "\n"
 	h.sendClient(after)
-	deadline := time.Now().Add(10 * time.Second)
-	for answered.Load() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d handlers got the client's answer: the proxy waits for a handler before reading on", answered.Load(), n)
-		}
-		time.Sleep(time.Millisecond)
+	// Every handler gets its answer while none has relayed one: a proxy
+	// that waited for each handler in turn would never get past the first.
+	for i := range n {
+		waitFor(t, answered, fmt.Sprintf("handler %d of %d", i+1, n))
 	}
 	close(gate)
 	for i := range n {
@@ -77,7 +75,7 @@ func TestClientAnswersDoNotWaitForHandlers(t *testing.T) {
 // (not the permission answer's place) until it does; the client's end of
 // input then waits for them too.
 func TestLaterLinesWaitBehindTheAnswer(t *testing.T) {
-	h, answered, gate := oneGatedRequest(t)
+	h, answered, gate, clientDone := oneGatedRequest(t)
 	later := []string{
 		`{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"sessionId":"s-1","prompt":[]}}` + "\n",
 		`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"other"}}` + "\n",
@@ -86,14 +84,8 @@ func TestLaterLinesWaitBehindTheAnswer(t *testing.T) {
 	h.sendClient(selected(`1`, "reject"))
 	h.sendClient(later...)
 	h.closeClient()
-	for answered.Load() < 1 {
-		time.Sleep(time.Millisecond)
-	}
-	select {
-	case l := <-h.toAgent:
-		t.Fatalf("the agent got %q before the answer was relayed", l)
-	case <-time.After(50 * time.Millisecond):
-	}
+	waitFor(t, answered, "the handler")
+	<-clientDone // every later line is read and queued behind the answer
 	close(gate)
 	expect(t, "answer first", h.agentGets(), selected(`1`, "reject"))
 	for _, l := range later {
@@ -104,21 +96,18 @@ func TestLaterLinesWaitBehindTheAnswer(t *testing.T) {
 	}
 }
 
-// A handler that never relays the answer holds the client's later lines for
-// answerOrderWait at most; its answer, when it comes, still reaches the
+// A handler that never relays the answer holds the client's later lines
+// for answerOrderWait at most; its answer, when it comes, still reaches the
 // agent.
 func TestSlowHandlerReleasesLaterLines(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits answerOrderWait")
 	}
-	h, _, gate := oneGatedRequest(t)
+	h, answered, gate, _ := oneGatedRequest(t)
 	const after = `{"jsonrpc":"2.0","method":"_test/after"}` + "\n"
-	start := time.Now()
 	h.sendClient(selected(`1`, "allow"), after)
-	expect(t, "later line, released", h.agentGets(), after)
-	if waited := time.Since(start); waited < answerOrderWait/2 {
-		t.Fatalf("the later line was released after %v, before the handler answered and well before answerOrderWait", waited)
-	}
+	waitFor(t, answered, "the handler")
+	expect(t, "later line, released while the handler holds the answer", h.agentGets(), after)
 	close(gate)
 	expect(t, "the answer, late", h.agentGets(), selected(`1`, "allow"))
 }
@@ -126,40 +115,20 @@ func TestSlowHandlerReleasesLaterLines(t *testing.T) {
 const sessionCancel = `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s-1"}}` + "\n"
 
 // answerThenCancel has the client answer request 1 and cancel the session
-// at once, lets the gated handlers relay, and checks that the agent gets the
-// answer as given and then the cancel.
-func answerThenCancel(t *testing.T, h *harness, answered *atomic.Int32, gate chan struct{}, option string) {
+// at once while request 2 of the same session is still with its handler;
+// once that handler saw the cancel (the proxy read it), the gated handler
+// relays, and the agent gets the answer as given, then the cancel, then
+// request 2's cancelled outcome.
+func answerThenCancel(t *testing.T, option string) {
 	t.Helper()
-	h.sendClient(selected(`1`, option), sessionCancel)
-	for answered.Load() < 1 {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond) // let the cancel be read
-	close(gate)
-	expect(t, "the answer as given", h.agentGets(), selected(`1`, option))
-	expect(t, "then the cancel", h.agentGets(), sessionCancel)
-}
-
-// The client answers, then cancels the session before the handler has
-// relayed the answer: the agent gets the answer as given, then the cancel,
-// as the client sent them (not a cancelled outcome the client never sent).
-func TestAnswerThenSessionCancelKeepsTheAnswer(t *testing.T) {
-	h, answered, gate := oneGatedRequest(t)
-	answerThenCancel(t, h, answered, gate, "allow")
-}
-
-// Behind a held answer, the client's session/cancel and the cancelled
-// outcomes it causes for requests still with their handlers reach the agent
-// in that order, after the answer.
-func TestSessionCancelBehindAnAnswerKeepsOrder(t *testing.T) {
-	var answered atomic.Int32
-	gate := make(chan struct{})
-	forward := gatedForward(&answered, gate)
-	started := make(chan struct{}, 1)
+	answered, gate := make(chan string, 1), make(chan struct{})
+	forward := gatedForward(answered, gate)
+	started, stopped := make(chan struct{}, 1), make(chan struct{})
 	h := newHarness(t, Options{Handler: HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
 		if string(req.ID) == "2" { // a handler still deciding
 			started <- struct{}{}
 			<-ctx.Done()
+			close(stopped)
 			return Response{}, ctx.Err()
 		}
 		return forward.RequestPermission(ctx, req, c)
@@ -167,6 +136,25 @@ func TestSessionCancelBehindAnAnswerKeepsOrder(t *testing.T) {
 	h.sendAgent(permReq(`1`), permReq(`2`))
 	h.clientGets()
 	<-started
-	answerThenCancel(t, h, &answered, gate, "reject")
-	expect(t, "the outcome the cancel caused", h.agentGets(), cancelled(`2`))
+	h.sendClient(selected(`1`, option), sessionCancel)
+	waitFor(t, answered, "the handler of request 1")
+	waitFor(t, stopped, "the cancel to reach request 2")
+	close(gate)
+	expect(t, "the answer as given", h.agentGets(), selected(`1`, option))
+	expect(t, "then the cancel", h.agentGets(), sessionCancel)
+	expect(t, "then the outcome the cancel caused", h.agentGets(), cancelled(`2`))
+}
+
+// The client answers, then cancels the session before the handler has
+// relayed the answer: the agent gets the answer as given, then the cancel,
+// as the client sent them (not a cancelled outcome the client never sent).
+func TestAnswerThenSessionCancelKeepsTheAnswer(t *testing.T) {
+	answerThenCancel(t, "allow")
+}
+
+// Behind a held answer, the client's session/cancel and the cancelled
+// outcomes it causes for requests still with their handlers reach the agent
+// in that order, after the answer.
+func TestSessionCancelBehindAnAnswerKeepsOrder(t *testing.T) {
+	answerThenCancel(t, "reject")
 }

@@ -21,10 +21,6 @@ const (
 	MethodSessionSetConfigOption = "session/set_config_option"
 )
 
-// CancelledResult is the result of a permission request that was not
-// decided: ACP's cancelled outcome.
-var CancelledResult = json.RawMessage(`{"outcome":{"outcome":"cancelled"}}`)
-
 // PermissionOption is one option the agent offered.
 type PermissionOption struct {
 	OptionID string `json:"optionId"`
@@ -42,7 +38,8 @@ type PermissionRequest struct {
 	// ID is the raw bytes of the agent's id, echoed exactly in the answer.
 	ID json.RawMessage
 	// Line is the request's original bytes without the line terminator (for
-	// a request inside a batch, the element's bytes).
+	// a request inside a batch, the element's bytes). Ask forwards it as it
+	// is, on a line of its own.
 	Line []byte
 	// Params is the request's params verbatim.
 	Params json.RawMessage
@@ -62,8 +59,8 @@ type PermissionRequest struct {
 	// Session is the session's state when the request arrived.
 	Session SessionInfo
 	// Suspicious is non-empty when the request is malformed or ambiguous —
-	// invalid UTF-8, a duplicate key, params that do not decode — and says
-	// why. Other parsers may read such a request differently than Go does,
+	// invalid UTF-8, a duplicate key (in any case), a key that differs from
+	// a known one only in case, params that do not decode — and says why. Other parsers may read such a request differently than Go does,
 	// so a decision pipeline should fall back to its most conservative path.
 	Suspicious string
 }
@@ -78,11 +75,14 @@ func (r *PermissionRequest) Offered(optionID string) bool {
 	return false
 }
 
-// Answer is the client's response to a forwarded permission request.
+// Answer is the client's response to a forwarded permission request, as the
+// client wrote it: a handler reads it strictly (internal/answer) before
+// acting on it, and the proxy checks and re-encodes whatever a handler
+// returns, so these bytes never reach the agent as they are.
 type Answer struct {
-	// Line is the client's response line verbatim, without terminator.
+	// Line is the client's response line, without terminator.
 	Line []byte
-	// Result is the response's result verbatim; nil for an error response.
+	// Result is the response's result member; nil for an error response.
 	Result json.RawMessage
 	// Error is the response's error; nil for a result.
 	Error *RPCError
@@ -104,13 +104,15 @@ type Client interface {
 	Notify(method string, params json.RawMessage) error
 }
 
-// Response is a handler's answer to the agent.
+// Response is a handler's answer to the agent. Either way the proxy reads
+// it strictly and the agent gets an answer re-encoded from the checked
+// outcome and option id, with the request's own id bytes.
 type Response struct {
-	// Line, when set, is sent to the agent verbatim (for example the
-	// client's own answer line). Its id must be the request's id.
+	// Line, when set, is a whole response (for example the client's own
+	// answer line); its id must be the request's id, by value. An error
+	// response refuses.
 	Line []byte
-	// Result is used when Line is nil: the agent gets
-	// {"jsonrpc":"2.0","id":<request id>,"result":<Result>}.
+	// Result is used when Line is nil: a session/request_permission result.
 	Result json.RawMessage
 }
 
@@ -133,9 +135,9 @@ func (f HandlerFunc) RequestPermission(ctx context.Context, req *PermissionReque
 	return f(ctx, req, c)
 }
 
-// Forward forwards every request unchanged to the client and returns the
-// client's answer line verbatim: permhost without a policy.
-var Forward Handler = HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
+// forward forwards every request unchanged to the client and returns the
+// client's answer: permhost without a policy (a nil Options.Handler).
+var forward Handler = HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
 	a, err := c.Ask(ctx, nil)
 	if err != nil {
 		return Response{}, err

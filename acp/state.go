@@ -3,9 +3,11 @@ package acp
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
+	"fmt"
+	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/permhost/permhost/internal/jsontext"
 )
 
 // Bounds of the per-session state. A session's finished tool calls are
@@ -13,6 +15,10 @@ import (
 const (
 	DefaultMaxSessions          = 256
 	DefaultMaxToolCallsPerSessn = 512
+	// DefaultMaxToolCallBytesPerSession bounds the bytes of a session's
+	// merged tool calls (their keys and values); a single call larger than
+	// the bound is not kept.
+	DefaultMaxToolCallBytesPerSession = 16 << 20
 )
 
 // Peer is what one side told about itself in initialize (agentInfo or
@@ -47,10 +53,11 @@ type SessionInfo struct {
 }
 
 // toolCall is the merged state of one tool call: its fields in first-seen
-// order.
+// order, values copied (what the peer sent is not kept).
 type toolCall struct {
 	keys   []string
-	fields map[string]json.RawMessage
+	fields map[string][]byte
+	size   int // bytes of keys and values
 }
 
 type session struct {
@@ -58,23 +65,36 @@ type session struct {
 	modeOption    string // id of the config option of category "mode"
 	calls         map[string]*toolCall
 	order         []string // tool call ids, oldest first; may hold dropped ids
+	callBytes     int      // sum of the calls' sizes
 }
 
 // state is the proxy's knowledge of the connection. It is safe for
-// concurrent use.
+// concurrent use. It learns only from strict JSON (exact keys, no
+// duplicate in any case), since it is what decisions are made on.
 type state struct {
-	mu           sync.Mutex
-	maxSessions  int
-	maxToolCalls int
-	sessions     map[string]*session
-	order        []string // session ids, oldest first; may hold dropped ids
-	agent        Peer
-	client       Peer
-	version      int
+	mu             sync.Mutex
+	maxSessions    int
+	maxToolCalls   int
+	maxToolCallMem int
+	sessions       map[string]*session
+	order          []string // session ids, oldest first; may hold dropped ids
+	agent          Peer
+	client         Peer
+	version        int
 }
 
-func newState(maxSessions, maxToolCalls int) *state {
-	return &state{maxSessions: maxSessions, maxToolCalls: maxToolCalls, sessions: map[string]*session{}}
+// newState returns an empty state; a zero bound is its default.
+func newState(maxSessions, maxToolCalls, maxToolCallBytes int) *state {
+	if maxSessions == 0 {
+		maxSessions = DefaultMaxSessions
+	}
+	if maxToolCalls == 0 {
+		maxToolCalls = DefaultMaxToolCallsPerSessn
+	}
+	if maxToolCallBytes == 0 {
+		maxToolCallBytes = DefaultMaxToolCallBytesPerSession
+	}
+	return &state{maxSessions: maxSessions, maxToolCalls: maxToolCalls, maxToolCallMem: maxToolCallBytes, sessions: map[string]*session{}}
 }
 
 // sessionLocked returns the session with id, creating it (and evicting the
@@ -127,23 +147,23 @@ func (s *state) setMode(id, mode string) { s.setSession(id, "", mode) }
 // options (a session/new|load|resume or session/set_config_option result,
 // or a config_option_update): the current value of the option of category
 // "mode". A list without one changes nothing.
-func (s *state) setConfigOptions(sessionID string, options json.RawMessage) {
-	var opts []struct {
-		ID           string          `json:"id"`
-		Category     string          `json:"category"`
-		CurrentValue json.RawMessage `json:"currentValue"`
-	}
-	if sessionID == "" || len(options) == 0 || json.Unmarshal(options, &opts) != nil {
+func (s *state) setConfigOptions(sessionID string, options []byte) {
+	if sessionID == "" || len(options) == 0 || jsontext.Check(options) != nil {
 		return
 	}
-	for _, o := range opts {
-		var v string
-		if o.Category != "mode" || o.ID == "" || json.Unmarshal(o.CurrentValue, &v) != nil || v == "" {
+	elems, err := jsontext.Elements(options)
+	if err != nil {
+		return
+	}
+	for _, e := range elems {
+		f, ok := fields(e, "id", "category", "currentValue")
+		id, v := stringOf(f["id"]), stringOf(f["currentValue"])
+		if !ok || stringOf(f["category"]) != "mode" || id == "" || v == "" {
 			continue
 		}
 		s.mu.Lock()
 		ss := s.sessionLocked(sessionID)
-		ss.modeOption, ss.mode = o.ID, v
+		ss.modeOption, ss.mode = id, v
 		s.mu.Unlock()
 		return
 	}
@@ -152,9 +172,9 @@ func (s *state) setConfigOptions(sessionID string, options json.RawMessage) {
 // setConfigOption records a successful session/set_config_option whose
 // answer did not list the options: the mode changes when configID is the
 // session's mode option.
-func (s *state) setConfigOption(sessionID, configID string, value json.RawMessage) {
-	var v string
-	if sessionID == "" || json.Unmarshal(value, &v) != nil || v == "" {
+func (s *state) setConfigOption(sessionID, configID string, value []byte) {
+	v := stringOf(value)
+	if sessionID == "" || v == "" {
 		return
 	}
 	s.mu.Lock()
@@ -186,174 +206,217 @@ func (s *state) info(id string) SessionInfo {
 	return si
 }
 
-// updateToolCall merges update (a ToolCall or ToolCallUpdate object) into the
-// session's state for its toolCallId and returns the merged object. A
-// finished call (status completed or failed) is dropped after the merge.
-func (s *state) updateToolCall(sessionID string, update json.RawMessage) (merged json.RawMessage, id string, ok bool) {
-	members, ok := objectMembers(update)
-	if !ok {
+// updateToolCall merges update (a ToolCall or ToolCallUpdate object, strict
+// JSON) into the session's state for its toolCallId and returns the merged
+// object. A finished call (status completed or failed) is dropped after the
+// merge; so is a call larger than the session's byte bound, and older calls
+// make way for the newest.
+func (s *state) updateToolCall(sessionID string, update []byte) (merged json.RawMessage, id string, ok bool) {
+	members, err := jsontext.Object(update)
+	if err != nil {
 		return nil, "", false
 	}
-	rawID, ok := lookup(members, "toolCallId")
-	if !ok || json.Unmarshal(rawID, &id) != nil || id == "" {
+	for _, m := range members {
+		if m.Key == "toolCallId" {
+			id = stringOf(m.Value)
+		}
+	}
+	if id == "" {
 		return nil, "", false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ss := s.sessionLocked(sessionID)
-	tc, ok := ss.calls[id]
-	if !ok {
-		tc = &toolCall{fields: map[string]json.RawMessage{}}
+	tc, known := ss.calls[id]
+	if !known {
+		tc = &toolCall{fields: map[string][]byte{}}
 	}
+	before := tc.size
 	tc.merge(members)
 	merged = tc.encode()
-	if st, _ := tc.fields["status"]; isFinished(st) {
-		delete(ss.calls, id)
+	if st := tc.fields["status"]; isFinished(st) || tc.size > s.maxToolCallMem {
+		if known {
+			ss.forget(id)
+		}
 		return merged, id, true
 	}
-	if !ok {
+	if known {
+		ss.callBytes += tc.size - before
+	} else {
 		for len(ss.calls) >= s.maxToolCalls && len(ss.order) > 0 {
-			delete(ss.calls, ss.order[0])
-			ss.order = ss.order[1:]
+			ss.forget(ss.order[0])
 		}
 		ss.calls[id] = tc
+		ss.callBytes += tc.size
 		ss.order = append(ss.order, id)
-		if len(ss.order) > 2*s.maxToolCalls {
-			ss.order = compactIDs(ss.order, func(id string) bool { _, ok := ss.calls[id]; return ok })
-		}
+	}
+	for ss.callBytes > s.maxToolCallMem && len(ss.order) > 0 && ss.order[0] != id {
+		ss.forget(ss.order[0])
+	}
+	if len(ss.order) > 2*s.maxToolCalls {
+		ss.order = compactIDs(ss.order, func(id string) bool { _, ok := ss.calls[id]; return ok })
 	}
 	return merged, id, true
 }
 
-func isFinished(status json.RawMessage) bool {
+// forget drops a call; an id at the front of order goes with it.
+func (ss *session) forget(id string) {
+	if tc, ok := ss.calls[id]; ok {
+		ss.callBytes -= tc.size
+		delete(ss.calls, id)
+	}
+	if len(ss.order) > 0 && ss.order[0] == id {
+		ss.order = ss.order[1:]
+	}
+}
+
+func isFinished(status []byte) bool {
 	s := string(bytes.TrimSpace(status))
 	return s == `"completed"` || s == `"failed"`
 }
 
-// member is one member of a JSON object, verbatim.
-type member struct {
-	key   string
-	value json.RawMessage
-}
-
-func lookup(ms []member, key string) (json.RawMessage, bool) {
-	for i := len(ms) - 1; i >= 0; i-- { // the last duplicate wins, as in encoding/json
-		if ms[i].key == key {
-			return ms[i].value, true
-		}
-	}
-	return nil, false
-}
-
-// objectMembers splits a JSON object into its members in order, with keys
-// unescaped.
-func objectMembers(obj []byte) ([]member, bool) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	var raw map[string]json.RawMessage
-	if err := dec.Decode(&raw); err != nil || raw == nil {
-		return nil, false
-	}
-	// Recover the order: walk the object's top level.
-	var ms []member
-	i := skipSpace(obj, 0) + 1
-	for {
-		i = skipSpace(obj, i)
-		if i >= len(obj) || obj[i] == '}' {
-			break
-		}
-		ke, ok := skipString(obj, i)
-		if !ok {
-			return nil, false
-		}
-		var key string
-		if err := json.Unmarshal(obj[i:ke], &key); err != nil {
-			return nil, false
-		}
-		i = skipSpace(obj, ke) + 1 // past ':'
-		i = skipSpace(obj, i)
-		ve, ok := skipValue(obj, i)
-		if !ok {
-			return nil, false
-		}
-		ms = append(ms, member{key: key, value: obj[i:ve:ve]})
-		i = skipSpace(obj, ve)
-		if i < len(obj) && obj[i] == ',' {
-			i++
-		}
-	}
-	return ms, true
-}
-
 // merge applies the members of an update: absent or null leaves a field
 // unchanged, anything else (lists included) replaces it.
-func (tc *toolCall) merge(ms []member) {
+func (tc *toolCall) merge(ms []jsontext.Member) {
 	for _, m := range ms {
-		if m.key == "sessionUpdate" || string(bytes.TrimSpace(m.value)) == "null" {
+		if m.Key == "sessionUpdate" || jsontext.IsNull(m.Value) {
 			continue
 		}
-		if _, ok := tc.fields[m.key]; !ok {
-			tc.keys = append(tc.keys, m.key)
+		old, ok := tc.fields[m.Key]
+		if !ok {
+			tc.keys = append(tc.keys, m.Key)
+			tc.size += len(m.Key)
 		}
-		tc.fields[m.key] = m.value
+		tc.size += len(m.Value) - len(old)
+		tc.fields[m.Key] = bytes.Clone(m.Value)
 	}
 }
 
 func (tc *toolCall) encode() json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	b := make([]byte, 0, tc.size+2*len(tc.keys)+8)
+	b = append(b, '{')
 	for i, k := range tc.keys {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.Write(quote(k))
-		b.WriteByte(':')
-		if err := json.Compact(&b, tc.fields[k]); err != nil {
-			b.Write(tc.fields[k])
-		}
+		b = append(b, jsontext.Quote(k)...)
+		b = append(b, ':')
+		b = jsontext.AppendCompact(b, tc.fields[k])
 	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-// mergedToolCall returns the merged state of the request's toolCall over the
-// session's earlier updates for the same id (the request winning), and
-// records it.
-func (s *state) mergedToolCall(sessionID string, toolCallObj json.RawMessage) (json.RawMessage, string) {
-	merged, id, ok := s.updateToolCall(sessionID, toolCallObj)
-	if !ok {
-		return nil, ""
-	}
-	return merged, id
+	return append(b, '}')
 }
 
 // permissionRequest builds a handler's view of an agent's permission
-// request: its decoded params, the session's state and the merged tool
-// call, and why it is suspicious when it is (params that do not decode,
-// invalid UTF-8, a duplicate key).
-func (s *state) permissionRequest(d decoded, body []byte) *PermissionRequest {
-	req := &PermissionRequest{ID: d.msg.ID, Line: bytes.Clone(body), Params: d.msg.Params}
+// request (d is own decoded: the request keeps own): its params read with
+// exact keys, the session's state and the merged tool call, and why it is
+// suspicious when it is (not strict JSON, a key spelled in another case,
+// params that do not decode). A suspicious request's fields are read as
+// encoding/json reads them, for the conservative path to show.
+func (s *state) permissionRequest(d decoded, own []byte) *PermissionRequest {
+	req := &PermissionRequest{ID: d.id, Line: own, Params: d.params}
+	if d.strict != nil {
+		req.Suspicious = suspicion(d.strict)
+	}
+	toolCall := s.readParams(req)
+	switch {
+	case req.Suspicious == "" && len(toolCall) > 0 && toolCall[0] == '{':
+		req.ToolCall, req.ToolCallID = s.mergedToolCall(req.SessionID, toolCall)
+	case req.ToolCallID != "":
+		// What earlier strict updates said; the request's own toolCall is
+		// not merged in.
+		req.ToolCall = s.toolCallState(req.SessionID, req.ToolCallID)
+	}
+	req.Session = s.info(req.SessionID)
+	return req
+}
+
+// readParams fills the request's fields from its params, strictly, and
+// returns the toolCall object's bytes; a suspicious request falls back to
+// encoding/json.
+func (s *state) readParams(req *PermissionRequest) []byte {
+	if req.Suspicious == "" {
+		toolCall, err := strictParams(req)
+		if err == nil {
+			return toolCall
+		}
+		req.Suspicious = suspicion(err)
+	}
 	var params struct {
 		SessionID string             `json:"sessionId"`
 		ToolCall  json.RawMessage    `json:"toolCall"`
 		Options   []PermissionOption `json:"options"`
 		Meta      json.RawMessage    `json:"_meta"`
 	}
-	if err := json.Unmarshal(d.msg.Params, &params); err != nil {
-		req.Suspicious = "params do not decode: " + err.Error()
+	if err := json.Unmarshal(req.Params, &params); err != nil && !strings.HasPrefix(req.Suspicious, "params do not decode") {
+		req.Suspicious += "; params do not decode: " + err.Error()
 	}
 	req.SessionID, req.Options, req.Meta = params.SessionID, params.Options, params.Meta
-	switch {
-	case req.Suspicious != "":
-	case !utf8.Valid(body):
-		req.Suspicious = "invalid UTF-8"
-	default:
-		if k := duplicateKey(body); k != "" {
-			req.Suspicious = "duplicate key " + strconv.Quote(k)
+	var tc struct {
+		ID string `json:"toolCallId"`
+	}
+	if json.Unmarshal(params.ToolCall, &tc) == nil {
+		req.ToolCallID = tc.ID
+	}
+	return nil
+}
+
+// strictParams reads sessionId, toolCall, options and _meta with exact keys.
+func strictParams(req *PermissionRequest) ([]byte, error) {
+	f, err := jsontext.Lookup(req.Params, "sessionId", "toolCall", "options", "_meta")
+	if err != nil {
+		return nil, err
+	}
+	if v := f["sessionId"]; v != nil {
+		if req.SessionID, err = jsontext.String(v); err != nil {
+			return nil, fmt.Errorf("sessionId: %w", err)
 		}
 	}
-	if len(params.ToolCall) > 0 && params.ToolCall[0] == '{' {
-		req.ToolCall, req.ToolCallID = s.mergedToolCall(req.SessionID, params.ToolCall)
+	if v := f["options"]; v != nil && !jsontext.IsNull(v) {
+		elems, err := jsontext.Elements(v)
+		if err != nil {
+			return nil, fmt.Errorf("options: %w", err)
+		}
+		for _, e := range elems {
+			o, err := jsontext.Lookup(e, "optionId", "name", "kind", "_meta")
+			if err != nil {
+				return nil, fmt.Errorf("option: %w", err)
+			}
+			opt := PermissionOption{Meta: json.RawMessage(o["_meta"])}
+			for key, dst := range map[string]*string{"optionId": &opt.OptionID, "name": &opt.Name, "kind": &opt.Kind} {
+				if v, ok := o[key]; ok {
+					if *dst, err = jsontext.String(v); err != nil {
+						return nil, fmt.Errorf("option %s: %w", key, err)
+					}
+				}
+			}
+			req.Options = append(req.Options, opt)
+		}
 	}
-	req.Session = s.info(req.SessionID)
-	return req
+	if v := f["_meta"]; v != nil {
+		req.Meta = json.RawMessage(v)
+	}
+	return f["toolCall"], nil
+}
+
+// toolCallState returns the merged state of a call; nil when none is kept.
+func (s *state) toolCallState(sessionID, id string) json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ss, ok := s.sessions[sessionID]; ok {
+		if tc, ok := ss.calls[id]; ok {
+			return tc.encode()
+		}
+	}
+	return nil
+}
+
+// mergedToolCall returns the merged state of the request's toolCall over the
+// session's earlier updates for the same id (the request winning), and
+// records it.
+func (s *state) mergedToolCall(sessionID string, toolCallObj []byte) (json.RawMessage, string) {
+	merged, id, ok := s.updateToolCall(sessionID, toolCallObj)
+	if !ok {
+		return nil, ""
+	}
+	return merged, id
 }

@@ -811,6 +811,12 @@ func editorAnswer(id json.RawMessage, optionID string) []byte {
 	return fmt.Appendf(nil, `{"result": {"outcome": {"optionId": %q, "outcome": "selected"}, "_meta": {"editor": "e2e"}}, "id": %s, "jsonrpc": "2.0"}`, optionID, id)
 }
 
+// relayedAnswer is what the agent gets for editorAnswer(id, optionID): the
+// answer re-encoded from what permhost read, the editor's _meta kept.
+func relayedAnswer(id json.RawMessage, optionID string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"outcome":{"outcome":"selected","optionId":%q},"_meta":{"editor":"e2e"}}}`, id, optionID)
+}
+
 // allowOnceAnswers is an editor's answer to each of perms, by request id:
 // the request's allow_once option.
 func allowOnceAnswers(perms []permRequest) map[string][]byte {

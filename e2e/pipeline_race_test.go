@@ -61,8 +61,8 @@ func TestPipelineRacePluginWins(t *testing.T) {
 }
 
 // TestPipelineRacePersonWins: strategy race with a plugin that would reject
-// after 5 s; the client answers at once. The agent gets the client's answer,
-// byte for byte and only it; the plugin's result is discarded (the log
+// after 5 s; the client answers at once. The agent gets the client's answer
+// (re-encoded, its _meta kept) and only it; the plugin's result is discarded (the log
 // records no plugin vote) and the decision did not wait for it.
 func TestPipelineRacePersonWins(t *testing.T) {
 	t.Parallel()
@@ -79,8 +79,8 @@ func TestPipelineRacePersonWins(t *testing.T) {
 			r.mark(0)
 			for _, p := range perms {
 				r.checkForwarded(p, p.allOptions())
-				if got := r.agentAnswers(p.id); len(got) != 1 || got[0] != string(answers[string(p.id)]) {
-					t.Errorf("the agent's answers to %s = %q, want only the client's %s", p.id, got, answers[string(p.id)])
+				if got := r.agentAnswers(p.id); len(got) != 1 || got[0] != relayedAnswer(p.id, p.optionOfKind("allow_once")) {
+					t.Errorf("the agent's answers to %s = %q, want only the client's, re-encoded: %s", p.id, got, relayedAnswer(p.id, p.optionOfKind("allow_once")))
 				}
 				e := entries[p.toolCallID]
 				if e.DecidedBy != "person" || e.OptionID != p.optionOfKind("allow_once") || len(e.Plugins) != 0 {

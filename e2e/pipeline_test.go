@@ -51,7 +51,8 @@ var blockedByPlanMode = map[string]bool{"edit": true, "delete": true, "move": tr
 // requests but a tool_call_update with the request's tool-call fields and
 // _meta.permhost.decision, before anything later about the call. What
 // plan-mode abstains on (claude's ExitPlanMode, kind switch_mode) still
-// reaches the client, whose recorded answer reaches the agent byte for byte.
+// reaches the client, whose recorded answer reaches the agent as recorded
+// (permhost re-encodes it, and the recordings are already in that form).
 func TestPipelineRejectingPlugin(t *testing.T) {
 	t.Parallel()
 	planMode := warmPlugin(t, examplePlugin(t, "plan-mode"))
@@ -115,8 +116,8 @@ func TestPipelineAbstainingPlugin(t *testing.T) {
 			entries := r.decisions(len(perms))
 			for _, p := range perms {
 				id := r.checkForwarded(p, p.allOptions())
-				if got := r.agentAnswers(p.id); len(got) != 1 || got[0] != string(answers[string(p.id)]) {
-					t.Errorf("the agent's answers to %s = %q, want the client's %s", p.id, got, answers[string(p.id)])
+				if got := r.agentAnswers(p.id); len(got) != 1 || got[0] != relayedAnswer(p.id, p.optionOfKind("allow_once")) {
+					t.Errorf("the agent's answers to %s = %q, want the client's, re-encoded: %s", p.id, got, relayedAnswer(p.id, p.optionOfKind("allow_once")))
 				}
 				e := entries[p.toolCallID]
 				allow := p.optionOfKind("allow_once")
@@ -168,8 +169,8 @@ func TestPipelineFailurePolicies(t *testing.T) {
 					}
 				}
 				r.checkForwarded(p, want)
-				if got := r.agentAnswers(p.id); len(got) != 1 || got[0] != string(answers[string(p.id)]) {
-					t.Errorf("the agent's answers to %s = %q, want the client's %s", p.id, got, answers[string(p.id)])
+				if got := r.agentAnswers(p.id); len(got) != 1 || got[0] != relayedAnswer(p.id, p.optionOfKind("allow_once")) {
+					t.Errorf("the agent's answers to %s = %q, want the client's, re-encoded: %s", p.id, got, relayedAnswer(p.id, p.optionOfKind("allow_once")))
 				}
 				e := entries[p.toolCallID]
 				if len(e.Plugins) != 1 || e.Plugins[0].Failure == nil || e.Plugins[0].Failure.Kind != "trap" ||

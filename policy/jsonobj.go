@@ -3,8 +3,9 @@ package policy
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
+
+	"github.com/permhost/permhost/internal/jsontext"
 )
 
 // member is one key of a JSON object with its value's original bytes.
@@ -16,39 +17,22 @@ type member struct {
 // splitObject returns the members of a JSON object in their original order,
 // values byte-for-byte. It is how permhost edits a message it must change
 // (adding _meta.permhost, narrowing options) without disturbing the rest.
+// It reads strictly (internal/jsontext): an object with a key twice, in any
+// case and at any depth, is an error, so what permhost edits is what every
+// parser reads.
 func splitObject(obj json.RawMessage) ([]member, error) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	dec.UseNumber()
-	tok, err := dec.Token()
+	ms, err := jsontext.Object(obj)
 	if err != nil {
 		return nil, err
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("not a JSON object")
-	}
-	var out []member
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, fmt.Errorf("object key is %T", tok)
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, member{key, v})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, err
+	out := make([]member, len(ms))
+	for i, m := range ms {
+		out[i] = member{m.Key, json.RawMessage(m.Value)}
 	}
 	return out, nil
 }
 
-// joinObject writes members back as one compact object.
+// joinObject writes members back as one object.
 func joinObject(ms []member) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -56,8 +40,7 @@ func joinObject(ms []member) json.RawMessage {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, _ := json.Marshal(m.key)
-		b.Write(k)
+		b.Write(jsontext.Quote(m.key))
 		b.WriteByte(':')
 		b.Write(m.value)
 	}

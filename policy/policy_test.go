@@ -199,7 +199,7 @@ func TestPluginRejectAnswersTheAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := resultOf(t, resp); got != `{"outcome":{"optionId":"reject","outcome":"selected"}}` {
+	if got := resultOf(t, resp); got != `{"outcome":{"outcome":"selected","optionId":"reject"}}` {
 		t.Fatalf("agent got %s", got)
 	}
 	if len(c.asked) != 0 {
@@ -308,7 +308,7 @@ func TestClosedFailureOffersOneTimeOptionsOnly(t *testing.T) {
 		refused            bool
 	}{
 		{"person allows once", "allow", `{"outcome":{"outcome":"selected","optionId":"allow"}}`, false},
-		{"durable answer is refused", "allow_always", `{"outcome":{"optionId":"reject","outcome":"selected"}}`, true},
+		{"durable answer is refused", "allow_always", `{"outcome":{"outcome":"selected","optionId":"reject"}}`, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newEngine(t, nil, member("broken", failing), member("yes", &plugin{d: abi.Decision{Outcome: abi.OutcomeAllow}}))
@@ -381,7 +381,7 @@ func TestAnswerNotOfferedNeverAllows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := resultOf(t, resp); got != `{"outcome":{"optionId":"reject","outcome":"selected"}}` {
+	if got := resultOf(t, resp); got != `{"outcome":{"outcome":"selected","optionId":"reject"}}` {
 		t.Fatalf("agent got %s", got)
 	}
 	e := s.entries(t)[0]
@@ -417,7 +417,7 @@ func TestSwitchModeFallbackKeepsPlanning(t *testing.T) {
 	if len(c.asked) != 0 {
 		t.Fatal("the person was asked with nothing one-time to offer")
 	}
-	if got := resultOf(t, resp); got != `{"outcome":{"optionId":"plan","outcome":"selected"}}` {
+	if got := resultOf(t, resp); got != `{"outcome":{"outcome":"selected","optionId":"plan"}}` {
 		t.Fatalf("agent got %s", got)
 	}
 }
@@ -433,7 +433,7 @@ func TestPersonTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := resultOf(t, resp); got != `{"outcome":{"optionId":"reject","outcome":"selected"}}` {
+	if got := resultOf(t, resp); got != `{"outcome":{"outcome":"selected","optionId":"reject"}}` {
 		t.Fatalf("agent got %s", got)
 	}
 	if e := s.entries(t)[0]; e["person"].(map[string]any)["answer"] != "timeout" || e["decidedBy"] != "builtin" {

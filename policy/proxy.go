@@ -50,7 +50,7 @@ func (h proxyHandler) RequestPermission(ctx context.Context, pr *acp.PermissionR
 	}
 	if ctx.Err() != nil && d.entry.DecidedBy == "" {
 		d.entry.Outcome, d.entry.DecidedBy = "cancelled", ByCancel
-		d.result, d.line = acp.CancelledResult, nil
+		d.result, d.line = answer.Cancelled().Result(), nil
 	}
 	d.entry.LatencyUs = e.now().Sub(start).Microseconds()
 	e.record(d.entry)
@@ -80,7 +80,7 @@ func (h proxyHandler) answer(pr *acp.PermissionRequest, req abi.Request, v host.
 // setAnswer fills the result for an option id, or cancelled.
 func (h proxyHandler) setAnswer(d *decision, req abi.Request, optionID string, cancelled bool) {
 	if cancelled || optionID == "" {
-		d.result, d.entry.Outcome, d.entry.OptionID = acp.CancelledResult, "cancelled", ""
+		d.result, d.entry.Outcome, d.entry.OptionID = answer.Cancelled().Result(), "cancelled", ""
 		return
 	}
 	d.result = selectedResult(optionID)
@@ -92,9 +92,7 @@ func (h proxyHandler) setAnswer(d *decision, req abi.Request, optionID string, c
 	}
 }
 
-func selectedResult(optionID string) json.RawMessage {
-	return marshal(map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": optionID}})
-}
+func selectedResult(optionID string) json.RawMessage { return answer.Selected(optionID).Result() }
 
 // notifyDecision sends session/update tool_call_update with the request's
 // tool-call fields and _meta.permhost.
@@ -333,18 +331,17 @@ func (h proxyHandler) personAnswered(ctx context.Context, req abi.Request, shown
 	return d
 }
 
-// outcomeOf reads a session/request_permission result: its outcome
-// ("selected" or "cancelled") and, when selected, the option id. Anything
-// unreadable gives empty strings.
+// outcomeOf reads a session/request_permission result strictly
+// (internal/answer: exact keys, no duplicate in any case, only ACP's
+// fields): its outcome ("selected" or "cancelled") and, when selected, the
+// option id. Anything that does not read one way only gives empty strings,
+// which the person's answer treats as an option that was not offered.
 func outcomeOf(result json.RawMessage) (outcome, optionID string) {
-	var r struct {
-		Outcome struct {
-			Outcome  string `json:"outcome"`
-			OptionID string `json:"optionId"`
-		} `json:"outcome"`
+	r, err := answer.DecodeResult(result)
+	if err != nil {
+		return "", ""
 	}
-	_ = json.Unmarshal(result, &r)
-	return r.Outcome.Outcome, r.Outcome.OptionID
+	return r.Outcome, r.OptionID
 }
 
 func idsOf(opts []abi.Option) []string {

@@ -147,6 +147,9 @@ func TestParse(t *testing.T) {
 		{"empty changes", `{"permission":{"version":1,"changes":[]}}`, false, "", -1},
 		{"empty sdk list", `{"claudeCode":{"suggestions":[]}}`, false, "", -1},
 		{"grant", grant(""), true, "", 1},
+		// encoding/json would read "allow" for ruleBehavior; an exact-key
+		// reader, "deny".
+		{"case-folded duplicate key", `{"permission":{"version":1,"changes":[{"type":"policy_rule","operation":"add","ruleBehavior":"deny","RuleBehavior":"allow","description":"d","targets":[{"type":"tool","toolName":"Bash"}]}]}}`, false, `duplicate key "RuleBehavior"`, 0},
 		{"100 updates of 100 rules", claudeUpdates(100, 100, "npm test:*"), true, "", 100},
 		{"10000 characters", claudeUpdates(1, 1, strings.Repeat("é", MaxString)), true, "", 1},
 		{"101 updates", claudeUpdates(101, 1, "x"), false, "more than 100", 0},

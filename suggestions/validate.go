@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/jsontext"
 )
 
 // Bounds of a change set. They follow claude-agent-acp's own
@@ -36,58 +36,24 @@ func set(names ...string) map[string]bool {
 	return m
 }
 
-// checkJSON rejects what encoding/json would silently repair: invalid
-// UTF-8 (turned into U+FFFD) and duplicate keys (the last one wins), either
-// of which lets two readers of the same bytes see different changes.
+// checkJSON rejects what encoding/json would silently repair or read
+// differently from the agent: invalid UTF-8 (turned into U+FFFD) and a key
+// twice in one object, exactly or in another case (encoding/json matches
+// keys in any case and keeps the last), either of which lets two readers of
+// the same bytes see different changes. It is internal/jsontext's Check,
+// the one strict reader permhost has, at any depth.
 func checkJSON(raw []byte) error {
-	if !utf8.Valid(raw) {
+	err := jsontext.Check(raw)
+	var e *jsontext.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, jsontext.ErrDuplicateKey) && errors.As(err, &e):
+		return fmt.Errorf("duplicate key %q", e.Key)
+	case errors.Is(err, jsontext.ErrInvalidUTF8):
 		return errors.New("invalid UTF-8")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := checkValue(dec); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("trailing data")
-	}
-	return nil
-}
-
-func checkValue(dec *json.Decoder) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch tok {
-	case json.Delim('{'):
-		keys := map[string]bool{}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return err
-			}
-			key := k.(string)
-			if keys[key] {
-				return fmt.Errorf("duplicate key %q", key)
-			}
-			keys[key] = true
-			if err := checkValue(dec); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
-		return err
-	case json.Delim('['):
-		for dec.More() {
-			if err := checkValue(dec); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
-		return err
-	}
-	return nil
+	return err
 }
 
 // object is one JSON object being validated: every key must be consumed by

@@ -26,13 +26,22 @@ type command struct {
 	run     func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	// hidden commands are permhost's own helpers, left out of the usage.
 	hidden bool
+	// ownsInterrupt commands decide what SIGINT means: main's context ends
+	// on SIGTERM only, and SIGINT is caught (never ignored, which the
+	// processes they start would inherit) for the command to handle.
+	ownsInterrupt bool
 }
 
 // commands is filled by each subcommand's file.
 var commands = map[string]command{}
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if len(os.Args) > 1 && commands[os.Args[1]].ownsInterrupt {
+		sigs = sigs[1:]
+		signal.Notify(make(chan os.Signal, 1), os.Interrupt)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -59,11 +59,12 @@ func loadConfig(ctx context.Context, flagValue string) (*config.Config, error) {
 // for the plugins to load (at most load_wait), and the keys their plugins
 // do not declare are configuration mistakes, which stop permhost before the
 // agent starts (so the agent starts once the plugins are compiled, not
-// alongside; see RATIONALE.md). The returned handler is acp.Forward when
-// cfg is nil: with no configuration permhost is a transparent proxy.
+// alongside; see RATIONALE.md). The returned handler is nil when cfg is
+// nil, which the proxy takes as forwarding every request to the editor:
+// with no configuration permhost is a transparent proxy.
 func newEngine(ctx context.Context, cfg *config.Config, via string, logger *slog.Logger) (*policy.Engine, acp.Handler, error) {
 	if cfg == nil {
-		return nil, acp.Forward, nil
+		return nil, nil, nil
 	}
 	e, err := policy.New(ctx, policy.Options{Config: cfg, Via: via, Logger: logger})
 	if err != nil {

@@ -15,7 +15,11 @@ import (
 )
 
 func init() {
-	commands["proxy"] = command{summary: "run an ACP agent behind permhost (what an editor launches)", run: runProxy}
+	// As a proxy, permhost's session belongs to the editor: a terminal
+	// client's Ctrl-C reaches the whole foreground process group, and the
+	// client cancels the turn itself (session/cancel). SIGINT must not end
+	// the agent; stdin's end or SIGTERM does.
+	commands["proxy"] = command{summary: "run an ACP agent behind permhost (what an editor launches)", run: runProxy, ownsInterrupt: true}
 }
 
 // killGrace is how long the agent gets between SIGTERM and SIGKILL.
@@ -83,11 +87,21 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	defer agent.Close()
 
+	intr := make(chan os.Signal, 1)
+	signal.Notify(intr, os.Interrupt)
+	defer signal.Stop(intr)
+	go func() {
+		for range intr {
+			logger.Info("SIGINT ignored: the editor owns the session (it cancels a turn with session/cancel); permhost ends when the editor closes its input, or on SIGTERM")
+		}
+	}()
+
 	var stopOnce sync.Once
 	stop := func(g time.Duration) {
 		stopOnce.Do(func() { go agent.Stop(g, killGrace) })
 	}
-	proxy, err := acp.NewProxy(acp.Options{
+	var proxy *acp.Proxy
+	proxy, err = acp.NewProxy(acp.Options{
 		Handler:      handler,
 		Logger:       logger,
 		MaxLineBytes: *maxLine,
@@ -103,7 +117,21 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		},
 		ClientDone: func() {
 			logger.Debug("the editor disconnected; stopping the agent", "grace", *grace)
-			stop(*grace)
+			// The agent's stdin closes once the editor's last lines are
+			// written to it; an agent that does not read them gets the
+			// same grace, after which Stop closes its stdin regardless,
+			// then SIGTERM, then SIGKILL to its group.
+			go func() {
+				start := time.Now()
+				t := time.NewTimer(*grace)
+				defer t.Stop()
+				select {
+				case <-proxy.AgentInputClosed():
+				case <-t.C:
+				case <-agent.Done():
+				}
+				stop(max(0, *grace-time.Since(start)))
+			}()
 		},
 	})
 	if err != nil {

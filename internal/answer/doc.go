@@ -15,4 +15,12 @@
 //   - encoding: the agent always receives an answer re-encoded from the
 //     checked outcome and option id, with the agent's own request id bytes,
 //     never the peer's bytes.
+//
+// Decoding is [DecodeResult] (an ACP result), [DecodeResponse] (a whole
+// JSON-RPC response, result or error) and [FromOutcome] (the leader
+// protocol's two fields); each yields a [Reply], which [Reply.Check] holds
+// against the options offered. Encoding is [Encode] and [EncodeError] (with
+// the request's id bytes) and [Reply.Result]. A Reply carries the peer's
+// _meta objects only: they are the one part of a peer's answer passed on,
+// and only after the whole answer decoded strictly.
 package answer

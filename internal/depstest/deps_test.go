@@ -37,6 +37,11 @@ var forbidden = map[string][]string{
 	// of this module (TestPDKImports checks the rest).
 	"plugins/pdk": {"suggestions", "sandbox", "internal/shell", "host", "builtin", "acp", "policy", "cmd/permhost"},
 	"acp":         {"abi", "host", "sandbox", "suggestions", "builtin", "policy"},
+	// The strict JSON helpers and the one answer path sit under everything
+	// that reads a peer: jsontext imports nothing of permhost, answer only
+	// abi and jsontext.
+	"internal/jsontext": {"abi", "suggestions", "sandbox", "internal/shell", "host", "builtin", "acp", "policy", "cmd/permhost", "internal/answer"},
+	"internal/answer":   {"suggestions", "sandbox", "internal/shell", "host", "builtin", "acp", "policy", "cmd/permhost"},
 }
 
 type pkg struct {

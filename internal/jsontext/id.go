@@ -25,8 +25,7 @@ func CanonicalID(b []byte) (string, error) {
 	b = trimSpace(b)
 	switch c := b[0]; {
 	case c == '"':
-		s, _ := unquote(b)
-		return "s" + strconv.Quote(s), nil
+		return "s" + strconv.Quote(unquote(b)), nil
 	case c == 'n':
 		return "null", nil
 	case c == '-' || c >= '0' && c <= '9':

@@ -49,46 +49,131 @@ func fail(off int, err error) error { return &Error{Offset: off, Err: err} }
 // with two keys that are equal after unescaping and case folding. It does not
 // recurse, so nesting depth is bounded only by the input's length.
 func Check(b []byte) error {
-	end, err := scan(b, skipSpace(b, 0))
-	if err != nil {
-		return err
-	}
-	if end = skipSpace(b, end); end != len(b) {
-		return fail(end, ErrSyntax)
-	}
-	return nil
+	_, err := (&scanner{strict: true}).whole(b)
+	return err
 }
 
-// Member is one member of an object: its key unescaped, its value's bytes.
+// Syntax reports whether b is exactly one JSON value by syntax alone: unlike
+// [Check] it lets duplicate keys and invalid UTF-8 through, as encoding/json
+// does (at any depth, where encoding/json stops at 10,000 levels). It is for
+// text that must be classified even when it is not strict, never for what
+// permhost acts on.
+func Syntax(b []byte) error {
+	_, err := (&scanner{}).whole(b)
+	return err
+}
+
+// Member is one member of an object: its key unescaped, its value's bytes
+// (a subslice of the text given) and where they start in that text.
 type Member struct {
-	Key   string
-	Value []byte
+	Key    string
+	Value  []byte
+	Offset int
 }
 
 // Object checks b as [Check] does and returns the members of the object it
 // must be, in order.
 func Object(b []byte) ([]Member, error) {
-	if err := Check(b); err != nil {
+	s := &scanner{strict: true, collect: true}
+	open, err := s.whole(b)
+	if err != nil {
 		return nil, err
 	}
-	i := skipSpace(b, 0)
-	if b[i] != '{' {
-		return nil, fail(i, ErrType)
+	if open != '{' {
+		return nil, fail(skipSpace(b, 0), ErrType)
 	}
-	var ms []Member
-	i = skipSpace(b, i+1)
-	for b[i] != '}' {
-		ke, _ := scanString(b, i)
-		key, _ := unquote(b[i:ke])
-		vs := skipSpace(b, skipSpace(b, ke)+1)
-		ve, _ := scan(b, vs)
-		ms = append(ms, Member{Key: key, Value: b[vs:ve]})
-		i = skipSpace(b, ve)
-		if b[i] == ',' {
-			i = skipSpace(b, i+1)
+	return s.members, nil
+}
+
+// Members is [Object] with the leniency of [Syntax]: the members of an
+// object whose keys may repeat (in any case) and whose strings may hold
+// invalid UTF-8 (kept as is in keys). Callers that act on the result must
+// have checked b with [Check], or treat the object as suspect.
+func Members(b []byte) ([]Member, error) {
+	s := &scanner{collect: true}
+	open, err := s.whole(b)
+	if err != nil {
+		return nil, err
+	}
+	if open != '{' {
+		return nil, fail(skipSpace(b, 0), ErrType)
+	}
+	return s.members, nil
+}
+
+// Elements returns the elements of the array b, in order, with the
+// leniency of [Syntax]; each element's bytes are a subslice of b.
+func Elements(b []byte) ([][]byte, error) {
+	s := &scanner{collect: true}
+	open, err := s.whole(b)
+	if err != nil {
+		return nil, err
+	}
+	if open != '[' {
+		return nil, fail(skipSpace(b, 0), ErrType)
+	}
+	return s.elems, nil
+}
+
+// Lookup checks b as [Object] does and returns the values of the members
+// named, matched exactly. A key that equals a named one only after case
+// folding is ErrUnknownKey, since Go's encoding/json would take it for the
+// named one; other keys are left alone (for formats that may grow fields).
+func Lookup(b []byte, names ...string) (map[string][]byte, error) {
+	ms, err := Object(b)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]byte, len(names))
+	for _, m := range ms {
+		for _, n := range names {
+			switch {
+			case m.Key == n:
+				out[n] = m.Value
+			// Folding can triple a key's bytes (k, the Kelvin sign), never
+			// more: longer keys need not be folded.
+			case len(m.Key) <= 3*len(n) && len(n) <= 3*len(m.Key) && Fold(m.Key) == Fold(n):
+				return nil, &Error{Offset: m.Offset, Key: m.Key, Err: ErrUnknownKey}
+			}
 		}
 	}
-	return ms, nil
+	return out, nil
+}
+
+// PrefixMembers returns the top-level members of the object b reads as
+// until its first syntax error, leniently: what can still be recovered of a
+// line that is not JSON (for example its id, to answer it).
+func PrefixMembers(b []byte) []Member {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil
+	}
+	lenient := &scanner{}
+	var ms []Member
+	i = skipSpace(b, i+1)
+	for i < len(b) && b[i] == '"' {
+		ke, err := lenient.scanString(b, i)
+		if err != nil {
+			break
+		}
+		key := unquote(b[i:ke])
+		i = skipSpace(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			break
+		}
+		vs := skipSpace(b, i+1)
+		ve, err := lenient.scan(b, vs)
+		if err != nil {
+			break
+		}
+		ms = append(ms, Member{Key: key, Value: b[vs:ve], Offset: vs})
+		i = skipSpace(b, ve)
+		if i >= len(b) || b[i] != ',' {
+			break
+		}
+		i = skipSpace(b, i+1)
+	}
+	return ms
 }
 
 // Fields checks b as [Object] does and returns its members by key, accepting
@@ -125,8 +210,7 @@ func String(b []byte) (string, error) {
 	if b[0] != '"' {
 		return "", fail(0, ErrType)
 	}
-	s, _ := unquote(b)
-	return s, nil
+	return unquote(b), nil
 }
 
 // IsNull reports whether b is the JSON literal null (whitespace aside).
@@ -196,23 +280,53 @@ func trimSpace(b []byte) []byte {
 // (no allocation) before it switches to a map of folded keys.
 const smallObject = 8
 
-// frame is one open container of scan.
+// frame is one open container of a scan.
 type frame struct {
 	object bool
 	n      int                 // members so far (objects only)
-	small  [smallObject][]byte // the first keys, unescaped
+	small  [smallObject][]byte // the first keys, unescaped (strict scans only)
 	keys   map[string]struct{} // folded keys, once there are more than smallObject
 }
 
+// scanner walks one JSON value without recursion. strict adds the checks of
+// Check (duplicate keys in any case, UTF-8) to the syntax; collect records
+// the top-level container's members or elements.
+type scanner struct {
+	strict  bool
+	collect bool
+
+	members []Member
+	elems   [][]byte
+	key     string // the top-level key whose value is being read
+}
+
+// whole scans b as exactly one value (surrounding space allowed) and returns
+// its first byte.
+func (s *scanner) whole(b []byte) (byte, error) {
+	start := skipSpace(b, 0)
+	end, err := s.scan(b, start)
+	if err != nil {
+		return 0, err
+	}
+	if end = skipSpace(b, end); end != len(b) {
+		return 0, fail(end, ErrSyntax)
+	}
+	return b[start], nil
+}
+
 // scan checks the value starting at b[i] and returns the index just past it.
-func scan(b []byte, i int) (int, error) {
+func (s *scanner) scan(b []byte, i int) (int, error) {
 	var stackBuf [8]frame // most peers' messages nest less; deeper ones grow the slice
 	stack := stackBuf[:0]
+	valStart := i // start of the current top-level member's value or element
 	for {
 		// A value starts at i.
 		i = skipSpace(b, i)
 		if i >= len(b) {
 			return i, fail(i, ErrSyntax)
+		}
+		if len(stack) == 1 {
+			valStart = i
 		}
 		var err error
 		switch c := b[i]; {
@@ -225,13 +339,13 @@ func scan(b []byte, i int) (int, error) {
 				break
 			}
 			if c == '{' {
-				if i, err = scanKey(b, i, &stack[len(stack)-1]); err != nil {
+				if i, err = s.scanKey(b, i, stack); err != nil {
 					return i, err
 				}
 			}
 			continue
 		case c == '"':
-			if i, err = scanString(b, i); err != nil {
+			if i, err = s.scanString(b, i); err != nil {
 				return i, err
 			}
 		case c == '-' || c >= '0' && c <= '9':
@@ -248,6 +362,13 @@ func scan(b []byte, i int) (int, error) {
 			if len(stack) == 0 {
 				return i, nil
 			}
+			if len(stack) == 1 && s.collect {
+				if stack[0].object {
+					s.members = append(s.members, Member{Key: s.key, Value: b[valStart:i], Offset: valStart})
+				} else {
+					s.elems = append(s.elems, b[valStart:i])
+				}
+			}
 			top := &stack[len(stack)-1]
 			i = skipSpace(b, i)
 			if i >= len(b) {
@@ -256,7 +377,7 @@ func scan(b []byte, i int) (int, error) {
 			if b[i] == ',' {
 				i = skipSpace(b, i+1)
 				if top.object {
-					if i, err = scanKey(b, i, top); err != nil {
+					if i, err = s.scanKey(b, i, stack); err != nil {
 						return i, err
 					}
 				}
@@ -278,41 +399,30 @@ func boolIndex(b bool) int {
 	return 0
 }
 
-// scanKey reads `"key" :` at b[i], records the key in f, and returns the
-// index of the value.
-func scanKey(b []byte, i int, f *frame) (int, error) {
+// scanKey reads `"key" :` at b[i] for the innermost open object of stack,
+// records the key, and returns the index of the value.
+func (s *scanner) scanKey(b []byte, i int, stack []frame) (int, error) {
 	if i >= len(b) || b[i] != '"' {
 		return i, fail(i, ErrSyntax)
 	}
-	end, err := scanString(b, i)
+	end, err := s.scanString(b, i)
 	if err != nil {
 		return end, err
 	}
-	key := b[i+1 : end-1]
-	if bytes.IndexByte(key, '\\') >= 0 {
-		k, _ := unquote(b[i:end])
-		key = []byte(k)
-	}
-	switch {
-	case f.n < smallObject:
-		for _, k := range f.small[:f.n] {
-			if bytes.EqualFold(k, key) {
-				return i, &Error{Offset: i, Key: string(key), Err: ErrDuplicateKey}
+	f := &stack[len(stack)-1]
+	if s.strict || (s.collect && len(stack) == 1) {
+		key := b[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			key = []byte(unquote(b[i:end]))
+		}
+		if s.collect && len(stack) == 1 {
+			s.key = string(key)
+		}
+		if s.strict {
+			if err := f.add(key, i); err != nil {
+				return i, err
 			}
 		}
-		f.small[f.n] = key
-	default:
-		if f.keys == nil {
-			f.keys = make(map[string]struct{}, 2*smallObject)
-			for _, k := range f.small {
-				f.keys[Fold(string(k))] = struct{}{}
-			}
-		}
-		folded := Fold(string(key))
-		if _, dup := f.keys[folded]; dup {
-			return i, &Error{Offset: i, Key: string(key), Err: ErrDuplicateKey}
-		}
-		f.keys[folded] = struct{}{}
 	}
 	f.n++
 	end = skipSpace(b, end)
@@ -320,6 +430,33 @@ func scanKey(b []byte, i int, f *frame) (int, error) {
 		return end, fail(end, ErrSyntax)
 	}
 	return end + 1, nil
+}
+
+// add records the next key of the frame's object (before f.n counts it),
+// refusing one it has already seen in any case: the first keys compared
+// pairwise with bytes.EqualFold, the folding Fold does, then in a map.
+func (f *frame) add(key []byte, off int) error {
+	if f.n < smallObject {
+		for _, k := range f.small[:f.n] {
+			if bytes.EqualFold(k, key) {
+				return &Error{Offset: off, Key: string(key), Err: ErrDuplicateKey}
+			}
+		}
+		f.small[f.n] = key
+		return nil
+	}
+	if f.keys == nil {
+		f.keys = make(map[string]struct{}, 2*smallObject)
+		for _, k := range f.small {
+			f.keys[Fold(string(k))] = struct{}{}
+		}
+	}
+	folded := Fold(string(key))
+	if _, dup := f.keys[folded]; dup {
+		return &Error{Offset: off, Key: string(key), Err: ErrDuplicateKey}
+	}
+	f.keys[folded] = struct{}{}
+	return nil
 }
 
 // Fold returns s case-folded so that two keys Go's encoding/json would
@@ -350,8 +487,9 @@ func Fold(s string) string {
 }
 
 // scanString checks the string at b[i] (b[i] == '"') and returns the index
-// past its closing quote.
-func scanString(b []byte, i int) (int, error) {
+// past its closing quote. Escapes and control characters are syntax; UTF-8
+// and surrogate pairs are checked only when strict.
+func (s *scanner) scanString(b []byte, i int) (int, error) {
 	j := i + 1
 	for j < len(b) {
 		c := b[j]
@@ -371,7 +509,7 @@ func scanString(b []byte, i int) (int, error) {
 					return j, fail(j, ErrSyntax)
 				}
 				j += 6
-				if utf16.IsSurrogate(r) {
+				if s.strict && utf16.IsSurrogate(r) {
 					// Only a high surrogate followed by a low one is a
 					// character; parsers differ on anything else.
 					r2, ok := rune(0), false
@@ -388,7 +526,7 @@ func scanString(b []byte, i int) (int, error) {
 			}
 		case c < 0x20:
 			return j, fail(j, ErrSyntax)
-		case c < utf8.RuneSelf:
+		case c < utf8.RuneSelf || !s.strict:
 			j++
 		default:
 			r, n := utf8.DecodeRune(b[j:])
@@ -422,18 +560,13 @@ func hex4(b []byte, i int) (rune, bool) {
 	return r, true
 }
 
-// unquote decodes a string already checked by scanString.
-func unquote(q []byte) (string, bool) {
+// unquote decodes a string whose syntax scanString accepted. A surrogate
+// escape that is not half of a pair (possible in lenient scans) becomes
+// U+FFFD, as in encoding/json.
+func unquote(q []byte) string {
 	body := q[1 : len(q)-1]
-	plain := true
-	for _, c := range body {
-		if c == '\\' {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return string(body), true
+	if bytes.IndexByte(body, '\\') < 0 {
+		return string(body)
 	}
 	out := make([]byte, 0, len(body))
 	for j := 0; j < len(body); {
@@ -448,9 +581,16 @@ func unquote(q []byte) (string, bool) {
 			r, _ := hex4(body, j+2)
 			j += 6
 			if utf16.IsSurrogate(r) {
-				r2, _ := hex4(body, j+2)
-				r = utf16.DecodeRune(r, r2)
-				j += 6
+				r2, ok := rune(0), false
+				if j+1 < len(body) && body[j] == '\\' && body[j+1] == 'u' {
+					r2, ok = hex4(body, j+2)
+				}
+				if d := utf16.DecodeRune(r, r2); ok && d != unicode.ReplacementChar {
+					r = d
+					j += 6
+				} else {
+					r = unicode.ReplacementChar
+				}
 			}
 			out = utf8.AppendRune(out, r)
 			continue
@@ -469,7 +609,7 @@ func unquote(q []byte) (string, bool) {
 		}
 		j += 2
 	}
-	return string(out), true
+	return string(out)
 }
 
 // scanNumber checks the number at b[i]:
@@ -518,4 +658,28 @@ func scanLiteral(b []byte, i int) (int, error) {
 		}
 	}
 	return i, fail(i, ErrSyntax)
+}
+
+// AppendCompact appends the JSON text b with insignificant whitespace
+// removed, at any depth. b must have passed [Syntax] (or [Check]); what it
+// appends for anything else is unspecified.
+func AppendCompact(dst, b []byte) []byte {
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '"':
+			end, ok := skipString(b, i)
+			dst = append(dst, b[i:end]...)
+			if !ok {
+				return dst
+			}
+			i = end
+		case isSpace(c):
+			i++
+		default:
+			dst = append(dst, c)
+			i++
+		}
+	}
+	return dst
 }

@@ -1,6 +1,7 @@
 package jsontext
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -21,16 +22,16 @@ func TestCheck(t *testing.T) {
 		{deep, nil},
 		{deepObj, nil},
 		{`{"a":1,"a":2}`, ErrDuplicateKey},
+		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"K3":11}`, ErrDuplicateKey},
+		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"K10":11}`, ErrDuplicateKey},
+		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11}`, nil},
+		{`{"aé":1,"AÉ":2}`, ErrDuplicateKey},
 		{`{"optionId":"x","OptionId":"y"}`, ErrDuplicateKey},
 		{`{"outcome":1,"\u004futcome":2}`, ErrDuplicateKey},
 		{`{"k":1,"` + "\u212a" + `":2}`, ErrDuplicateKey}, // Kelvin sign folds to k
 		{`{"a":{"b":1,"b":2}}`, ErrDuplicateKey},
 		{`[{"x":1},{"x":1}]`, nil}, // different objects
 		{`{"a":1,"b":2,"c":3,"A":4}`, ErrDuplicateKey},
-		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"K3":11}`, ErrDuplicateKey},
-		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"K10":11}`, ErrDuplicateKey},
-		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11}`, nil},
-		{`{"aé":1,"AÉ":2}`, ErrDuplicateKey},
 		{"\"\xff\"", ErrInvalidUTF8},
 		{`"\ud800"`, ErrInvalidUTF8},
 		{`"\ud800\u0041"`, ErrInvalidUTF8},
@@ -177,9 +178,27 @@ func FuzzCheck(f *testing.F) {
 		if err == nil && !json.Valid(b) {
 			t.Fatalf("Check accepts what encoding/json rejects: %q", b)
 		}
+		// Syntax accepts everything Check accepts, and rejects what Check
+		// finds a syntax error in.
+		if serr := Syntax(b); (err == nil && serr != nil) || (errors.Is(err, ErrSyntax) && serr == nil) {
+			t.Fatalf("Syntax = %v where Check = %v: %q", serr, err, b)
+		}
 		if err == nil {
-			if _, err := Object(b); err != nil && !errors.Is(err, ErrType) {
+			ms, err := Object(b)
+			if err != nil && !errors.Is(err, ErrType) {
 				t.Fatalf("Object fails on checked input: %v", err)
+			}
+			lenient, _ := Members(b)
+			if len(lenient) != len(ms) {
+				t.Fatalf("Members found %d members, Object %d", len(lenient), len(ms))
+			}
+			var std map[string]json.RawMessage
+			if err == nil && json.Unmarshal(b, &std) == nil {
+				for _, m := range ms {
+					if v, ok := std[m.Key]; !ok || !bytes.Equal(v, m.Value) || !bytes.Equal(b[m.Offset:m.Offset+len(m.Value)], m.Value) {
+						t.Fatalf("member %q reads %s, encoding/json %s", m.Key, m.Value, v)
+					}
+				}
 			}
 			return
 		}
@@ -187,6 +206,147 @@ func FuzzCheck(f *testing.F) {
 			t.Fatalf("Check says syntax error on valid JSON %q: %v", b, err)
 		}
 	})
+}
+
+func TestSyntaxIsLenientOnlyWhereCheckIsStrict(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		syntax error
+		check  error
+	}{
+		{`{"a":1,"a":2}`, nil, ErrDuplicateKey},
+		{`{"a":{"k":1,"K":2}}`, nil, ErrDuplicateKey},
+		{"\"\xff\"", nil, ErrInvalidUTF8},
+		{`"\ud800"`, nil, ErrInvalidUTF8},
+		{`{"a":1,}`, ErrSyntax, ErrSyntax},
+		{`"\x"`, ErrSyntax, ErrSyntax},
+		{strings.Repeat("[", 20000) + strings.Repeat("]", 20000), nil, nil}, // past encoding/json's depth
+	} {
+		if err := Syntax([]byte(tc.in)); !errors.Is(err, tc.syntax) || (tc.syntax == nil) != (err == nil) {
+			t.Errorf("Syntax(%.40q) = %v, want %v", tc.in, err, tc.syntax)
+		}
+		if err := Check([]byte(tc.in)); !errors.Is(err, tc.check) || (tc.check == nil) != (err == nil) {
+			t.Errorf("Check(%.40q) = %v, want %v", tc.in, err, tc.check)
+		}
+	}
+}
+
+func TestMembersElementsAndOffsets(t *testing.T) {
+	b := []byte(` {"id":5,"id":6,"ke\u0079":"\ud800x","o":{"a":[1,2]}} `)
+	ms, err := Members(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range ms {
+		if string(b[m.Offset:m.Offset+len(m.Value)]) != string(m.Value) {
+			t.Errorf("member %q: offset %d does not point at its value", m.Key, m.Offset)
+		}
+		got = append(got, m.Key+"="+string(m.Value))
+	}
+	if want := `id=5 id=6 key="\ud800x" o={"a":[1,2]}`; strings.Join(got, " ") != want {
+		t.Errorf("Members = %q, want %q", strings.Join(got, " "), want)
+	}
+	if _, err := Object(b); !errors.Is(err, ErrDuplicateKey) {
+		t.Errorf("Object of the same text: %v", err)
+	}
+	es, err := Elements([]byte(`[ {"a":1,"a":2} , 3,"x",[[]] ]`))
+	if err != nil || len(es) != 4 || string(es[0]) != `{"a":1,"a":2}` || string(es[3]) != `[[]]` {
+		t.Errorf("Elements = %q, %v", es, err)
+	}
+	if _, err := Elements([]byte(`{}`)); !errors.Is(err, ErrType) {
+		t.Errorf("Elements of an object: %v", err)
+	}
+	if es, err := Elements([]byte(`[]`)); err != nil || len(es) != 0 {
+		t.Errorf("Elements([]) = %q, %v", es, err)
+	}
+}
+
+func TestLookup(t *testing.T) {
+	f, err := Lookup([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","futureField":true}`), "id", "method", "params")
+	if err != nil || string(f["id"]) != `1` || string(f["method"]) != `"m"` || len(f) != 2 {
+		t.Errorf("Lookup = %q, %v", f, err)
+	}
+	for _, in := range []string{`{"Method":"m"}`, `{"ID":1}`, `{"` + "\u212a" + `ey":1}`} {
+		_, err := Lookup([]byte(in), "method", "id", "key")
+		var e *Error
+		if !errors.As(err, &e) || !errors.Is(err, ErrUnknownKey) {
+			t.Errorf("Lookup(%s) = %v, want ErrUnknownKey", in, err)
+		}
+	}
+	if _, err := Lookup([]byte(`{"id":1,"Id":2}`), "id"); !errors.Is(err, ErrDuplicateKey) {
+		t.Errorf("duplicate: %v", err)
+	}
+}
+
+func TestPrefixMembers(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{"x":[}`: `jsonrpc="2.0" id=7 method="session/request_permission"`,
+		`{"id":"a","id":"b"}`: `id="a" id="b"`,
+		`{"id":5`:             `id=5`,
+		`not json`:            ``,
+		`{"id"`:               ``,
+	} {
+		var got []string
+		for _, m := range PrefixMembers([]byte(in)) {
+			got = append(got, m.Key+"="+string(m.Value))
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("PrefixMembers(%s) = %q, want %q", in, strings.Join(got, " "), want)
+		}
+	}
+}
+
+func TestPeek(t *testing.T) {
+	obj := []byte(` { "a" : [1,{"b":"}"}] , "b":"x\"y" ,"c":{"d":1}} `)
+	for name, want := range map[string]string{"a": `[1,{"b":"}"}]`, "b": `"x\"y"`, "c": `{"d":1}`} {
+		if v, ok := Peek(obj, name); !ok || string(v) != want {
+			t.Errorf("Peek(%q) = %q %v, want %q", name, v, ok, want)
+		}
+	}
+	if _, ok := Peek(obj, "d"); ok {
+		t.Error("found a nested key at the top level")
+	}
+}
+
+func TestMentions(t *testing.T) {
+	const w = "request_permission"
+	for in, want := range map[string]bool{
+		`{"method":"session/request_permission"}`:                 true,
+		`{"method":"session/request\u005fpermission"`:             true,
+		`{"method":"session\/\u0072equest\u005Fpermission"}`:      true,
+		`x \u0072\u0065\u0071\u0075\u0065\u0073\u0074_permission`: true,
+		`{"method":"session/request_permissio"}`:                  false,
+		`{"method":"session/request\_permission"}`:                false, // not an escape
+		`request\u005`: false,
+		``:             false,
+	} {
+		if got := Mentions([]byte(in), w); got != want {
+			t.Errorf("Mentions(%s) = %v, want %v", in, got, want)
+		}
+	}
+	for in, want := range map[string]bool{`{"OUTCOME":1}`: true, `{"\u004Futcome":1}`: true, `{"outcom":1}`: false} {
+		if got := MentionsFold([]byte(in), "outcome"); got != want {
+			t.Errorf("MentionsFold(%s) = %v, want %v", in, got, want)
+		}
+	}
+	long := strings.Repeat(`\u0061`, 1000) + `request\u005fpermission`
+	if !Mentions([]byte(long), w) {
+		t.Error("missed a mention after a long escaped run")
+	}
+}
+
+func TestAppendCompact(t *testing.T) {
+	deep := strings.Repeat("[ ", 20000) + strings.Repeat("] ", 20000)
+	for in, want := range map[string]string{
+		" { \"a\" :\n [1, \"b c\\\" d\"] }\t": `{"a":[1,"b c\" d"]}`,
+		`"  "`:                                `"  "`,
+		deep:                                  strings.Repeat("[", 20000) + strings.Repeat("]", 20000),
+	} {
+		if got := string(AppendCompact([]byte("x"), []byte(in))); got != "x"+want {
+			t.Errorf("AppendCompact(%.30q) = %.40q, want %.40q", in, got, "x"+want)
+		}
+	}
 }
 
 func BenchmarkCheckDecision(b *testing.B) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/answer"
 )
 
 // Errors of Client.Ask. Every one of them means: fall back to the local
@@ -192,25 +193,21 @@ func (c *Client) await(conn *net.UnixConn, id string, shown []abi.Option) (Answe
 }
 
 // checkAnswer accepts an answer only when it chooses an option the person
-// could have chosen, or cancels.
+// could have chosen, or cancels: the outcome is read by internal/answer,
+// the one reader of permission answers.
 func checkAnswer(m *message, shown []abi.Option) (Answer, error) {
-	a := Answer{OptionID: m.OptionID, DecidedBy: m.DecidedBy, Reason: m.Reason}
+	r, err := answer.FromOutcome(m.Outcome, m.OptionID)
+	if err != nil {
+		return Answer{}, fmt.Errorf("%w: %w", ErrNotOffered, err)
+	}
+	if err := r.Check(func(id string) bool { return offered(shown, id) }); err != nil {
+		return Answer{}, fmt.Errorf("%w: %w", ErrNotOffered, err)
+	}
+	a := Answer{OptionID: r.OptionID, DecidedBy: m.DecidedBy, Reason: m.Reason}
 	if m.Leader != nil {
 		a.Leader = *m.Leader
 	}
-	switch m.Outcome {
-	case OutcomeCancelled:
-		if m.OptionID != "" {
-			return Answer{}, fmt.Errorf("%w: cancelled with optionId %q", ErrNotOffered, m.OptionID)
-		}
-		return a, nil
-	case OutcomeSelected:
-		if !offered(shown, m.OptionID) {
-			return Answer{}, fmt.Errorf("%w: %q", ErrNotOffered, m.OptionID)
-		}
-		return a, nil
-	}
-	return Answer{}, fmt.Errorf("%w: unknown outcome %q", ErrNotOffered, m.Outcome)
+	return a, nil
 }
 
 // newID returns a request id unique enough for one connection.

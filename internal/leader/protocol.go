@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/jsontext"
 )
 
 // Version is the major version of the wire format. A message of another
@@ -243,8 +244,16 @@ func (lr *lineReader) next() ([]byte, error) {
 	}
 }
 
-// decode parses one line, refusing anything but a JSON object of a known
-// version; it returns the error code to send with the error.
+// messageFields are the top-level keys of the wire format. A key that
+// equals one of them only after case folding is refused: encoding/json would
+// take it for the field.
+var messageFields = []string{"v", "type", "id", "worker", "request", "shown", "explanations", "deadline",
+	"ahead", "outcome", "optionId", "decidedBy", "reason", "leader", "code", "message"}
+
+// decode parses one line, refusing anything but a strict JSON object
+// (internal/jsontext: no duplicate key in any case at any depth, top-level
+// keys spelled exactly) of a known version; it returns the error code to
+// send with the error. Unknown fields are ignored, as the format allows.
 func decode(line []byte) (*message, string, error) {
 	if !utf8.Valid(line) {
 		return nil, CodeMalformed, errors.New("leader: message is not valid UTF-8")
@@ -260,6 +269,9 @@ func decode(line []byte) (*message, string, error) {
 	}
 	if dec.More() {
 		return nil, CodeMalformed, errors.New("leader: more than one JSON value on a line")
+	}
+	if _, err := jsontext.Lookup(trimmed, messageFields...); err != nil {
+		return nil, CodeMalformed, fmt.Errorf("leader: the message does not read one way only: %w", err)
 	}
 	if m.V != Version {
 		return &m, CodeVersion, fmt.Errorf("leader: wire version %d not supported (this leader speaks %d)", m.V, Version)

@@ -1,0 +1,326 @@
+package acp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/permhost/permhost/internal/answer"
+	"github.com/permhost/permhost/internal/jsontext"
+)
+
+// This file is the permission requests the proxy intercepts: their
+// handlers, the Client a handler talks to the editor through, and the one
+// place an answer for the agent is checked and encoded.
+
+type permState int
+
+const (
+	stateHeld     permState = iota // with the handler, not forwarded to the client (or withdrawn)
+	stateAsked                     // forwarded to the client, awaiting its answer
+	stateAnswered                  // the client answered; the handler is relaying it
+)
+
+// permission is one intercepted request until the agent has its answer.
+type permission struct {
+	req    *PermissionRequest
+	key    string
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// Guarded by Proxy.mu.
+	state            permState
+	asked            bool
+	done             bool
+	sessionCancelled bool
+	answers          chan Answer // buffered 1
+	// slot is the answer's place among the client's lines to the agent,
+	// reserved when the client answered.
+	slot *answerSlot
+}
+
+// maxAnsweredIDs bounds the record of answered permission requests whose
+// late client answers are dropped: the oldest are forgotten first.
+const maxAnsweredIDs = 4096
+
+// idSet is a set of id keys bounded to its newest max entries.
+type idSet struct {
+	max   int
+	seq   uint64
+	keys  map[string]uint64 // key -> when it was added
+	order []idEntry         // oldest first; may hold removed or re-added keys
+}
+
+type idEntry struct {
+	key string
+	seq uint64
+}
+
+func newIDSet(max int) idSet { return idSet{max: max, keys: map[string]uint64{}} }
+
+func (s *idSet) has(k string) bool { _, ok := s.keys[k]; return ok }
+
+func (s *idSet) add(k string) {
+	if s.has(k) {
+		return
+	}
+	s.seq++
+	s.keys[k] = s.seq
+	s.order = append(s.order, idEntry{k, s.seq})
+	for len(s.keys) > s.max && len(s.order) > 0 {
+		if e := s.order[0]; s.keys[e.key] == e.seq {
+			delete(s.keys, e.key)
+		}
+		s.order = s.order[1:]
+	}
+	if len(s.order) > 2*s.max {
+		live := s.order[:0]
+		for _, e := range s.order {
+			if s.keys[e.key] == e.seq {
+				live = append(live, e)
+			}
+		}
+		s.order = live
+	}
+}
+
+func (s *idSet) remove(k string) { delete(s.keys, k) }
+
+// intercept takes an agent permission request (the message's bytes, which
+// the request keeps a copy of) and returns its permission, to be started
+// once the message's place is settled; nil when it was answered at once.
+func (p *Proxy) intercept(body []byte) *permission {
+	own := bytes.Clone(body)
+	d := decode(own)
+	if d.params != nil && !json.Valid(d.params) {
+		// Nesting beyond encoding/json's limit: the request is well formed,
+		// but what the decision pipeline reads it with cannot read it.
+		p.log.Warn("failing closed: a permission request too deeply nested to decide; answering cancelled", "id", idKey(d.id), "bytes", len(body))
+		_ = p.toAgent.message(cancelledOutcome().encode(d.id))
+		return nil
+	}
+	req := p.state.permissionRequest(d, own)
+
+	ctx, cancel := context.WithCancel(p.ctx)
+	pp := &permission{req: req, key: idKey(req.ID), ctx: ctx, cancel: cancel, answers: make(chan Answer, 1)}
+	p.mu.Lock()
+	old := p.perms[pp.key]
+	p.perms[pp.key] = pp
+	p.answered.remove(pp.key)
+	p.mu.Unlock()
+	if old != nil {
+		p.log.Warn("the agent reused the id of an unanswered permission request; cancelling the older one", "id", pp.key)
+		p.finish(old, cancelledOutcome())
+	}
+	p.log.Debug("permission request intercepted", "id", pp.key, "session", req.SessionID, "toolCall", req.ToolCallID, "suspicious", req.Suspicious)
+	return pp
+}
+
+func (p *Proxy) startHandler(pp *permission) {
+	if pp == nil {
+		return
+	}
+	p.wg.Add(1)
+	go p.handle(pp)
+}
+
+func (p *Proxy) handle(pp *permission) {
+	defer p.wg.Done()
+	resp, err := p.callHandler(pp)
+	p.finish(pp, p.checkedResponse(pp, resp, err))
+}
+
+func (p *Proxy) callHandler(pp *permission) (resp Response, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("acp: permission handler panicked: %v", r)
+		}
+	}()
+	return p.handler.RequestPermission(pp.ctx, pp.req, &permClient{p: p, pp: pp})
+}
+
+// outcome is what the agent is answered: a checked reply, or a refusal by
+// JSON-RPC error.
+type outcome struct {
+	reply answer.Reply
+	err   *answer.RPCError
+}
+
+func cancelledOutcome() outcome { return outcome{reply: answer.Cancelled()} }
+
+// encode is the agent's response to the request with id: re-encoded from
+// what was checked, with the agent's own id bytes.
+func (o outcome) encode(id []byte) []byte {
+	if o.err != nil {
+		return answer.EncodeError(id, *o.err)
+	}
+	return answer.Encode(id, o.reply)
+}
+
+// checkedResponse returns what the agent gets for a handler's result: the
+// handler's answer if it reads strictly as an answer to this request
+// selecting an offered option (or cancelling, or refusing with an error),
+// else the cancelled outcome.
+func (p *Proxy) checkedResponse(pp *permission, resp Response, herr error) outcome {
+	fail := func(why string, args ...any) outcome {
+		p.log.Warn("permission request answered cancelled: "+why, append([]any{"id", pp.key}, args...)...)
+		return cancelledOutcome()
+	}
+	switch {
+	case herr != nil:
+		if pp.ctx.Err() != nil {
+			return cancelledOutcome()
+		}
+		return fail("the handler failed", "err", herr)
+	case resp.Line != nil:
+		r, err := answer.DecodeResponse(bytes.TrimSpace(resp.Line))
+		switch {
+		case err != nil:
+			return fail("the answer does not read one way only", "err", err)
+		case idKey(r.ID) != pp.key:
+			return fail("the answer is not a response to this request", "answerId", string(r.ID))
+		case r.Error != nil:
+			return outcome{err: r.Error} // an error response refuses
+		}
+		if err := r.Reply.Check(pp.req.Offered); err != nil {
+			return fail("the answer selects an option that was not offered", "err", err)
+		}
+		return outcome{reply: r.Reply}
+	case resp.Result != nil:
+		r, err := answer.DecodeResult(resp.Result)
+		if err != nil {
+			return fail("the handler's result does not read one way only", "err", err)
+		}
+		if err := r.Check(pp.req.Offered); err != nil {
+			return fail("the handler's result selects an option that was not offered", "err", err)
+		}
+		return outcome{reply: r}
+	default:
+		return fail("the handler returned no answer")
+	}
+}
+
+// finish sends the agent its answer, once, and releases the request.
+func (p *Proxy) finish(pp *permission, o outcome) { p.finishWith(pp, o, p.toAgent.message) }
+
+// finishWith is finish with the writer method for an answer not tied to a
+// slot: message, or messageInOrder for an answer the client's latest line
+// caused (its session/cancel), which then reaches the agent after that line.
+func (p *Proxy) finishWith(pp *permission, o outcome, write func([]byte) error) {
+	p.mu.Lock()
+	if pp.done {
+		p.mu.Unlock()
+		return
+	}
+	pp.done = true
+	if p.perms[pp.key] == pp {
+		delete(p.perms, pp.key)
+		p.answered.add(pp.key)
+	}
+	if pp.sessionCancelled && o.err == nil && o.reply.Selects() {
+		p.log.Debug("relaying an answer given after session/cancel as cancelled", "id", pp.key)
+		o = cancelledOutcome()
+	}
+	slot := pp.slot
+	p.mu.Unlock()
+	line := o.encode(pp.req.ID)
+	if slot != nil {
+		slot.fill(line)
+	} else {
+		_ = write(line)
+	}
+	pp.cancel()
+}
+
+// permClient is the Client of one permission request.
+type permClient struct {
+	p  *Proxy
+	pp *permission
+}
+
+func (c *permClient) Ask(ctx context.Context, params json.RawMessage) (Answer, error) {
+	p, pp := c.p, c.pp
+	body := pp.req.Line
+	if params != nil {
+		b, err := compactJSON(params)
+		if err != nil {
+			return Answer{}, fmt.Errorf("acp: Ask params: %w", err)
+		}
+		body = requestLine(pp.req.ID, MethodRequestPermission, b)
+	}
+	p.mu.Lock()
+	switch {
+	case pp.asked:
+		p.mu.Unlock()
+		return Answer{}, ErrAlreadyAsked
+	case pp.done:
+		p.mu.Unlock()
+		return Answer{}, ErrAnswered
+	case ctx.Err() != nil:
+		p.mu.Unlock()
+		return Answer{}, ctx.Err()
+	}
+	pp.asked, pp.state = true, stateAsked
+	p.mu.Unlock()
+	if err := p.toClient.messageInOrder(body); err != nil {
+		p.mu.Lock()
+		pp.state = stateHeld
+		p.mu.Unlock()
+		return Answer{}, err
+	}
+	select {
+	case a := <-pp.answers:
+		return a, nil
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	withdraw := pp.state == stateAsked
+	if withdraw {
+		pp.state = stateHeld // its late answer is dropped
+	}
+	p.mu.Unlock()
+	if withdraw {
+		params := append(append([]byte(`{"requestId":`), bytes.TrimSpace(pp.req.ID)...), '}')
+		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, params))
+	}
+	return Answer{}, ctx.Err()
+}
+
+func (c *permClient) Notify(method string, params json.RawMessage) error {
+	var b []byte
+	if params != nil {
+		var err error
+		if b, err = compactJSON(params); err != nil {
+			return fmt.Errorf("acp: Notify params: %w", err)
+		}
+	}
+	return c.p.toClient.messageInOrder(notificationLine(method, b))
+}
+
+// peerOf reads an agentInfo or clientInfo object strictly.
+func peerOf(raw []byte) Peer {
+	var pr Peer
+	f, ok := fields(raw, "name", "title", "version")
+	if !ok {
+		return pr
+	}
+	pr.Name, pr.Title, pr.Version = stringOf(f["name"]), stringOf(f["title"]), stringOf(f["version"])
+	pr.Info = json.RawMessage(bytes.Clone(raw))
+	return pr
+}
+
+// suspicion says why a jsontext error makes a message suspicious.
+func suspicion(err error) string {
+	var e *jsontext.Error
+	switch {
+	case errors.As(err, &e) && errors.Is(err, jsontext.ErrDuplicateKey):
+		return fmt.Sprintf("duplicate key %q", e.Key)
+	case errors.As(err, &e) && errors.Is(err, jsontext.ErrUnknownKey):
+		return fmt.Sprintf("key %q differs from a known key only in case", e.Key)
+	case errors.Is(err, jsontext.ErrInvalidUTF8):
+		return "invalid UTF-8"
+	}
+	return "params do not decode: " + err.Error()
+}

@@ -1,0 +1,502 @@
+package acp
+
+import (
+	"bufio"
+	"io"
+	"sync"
+	"time"
+)
+
+// writer owns one peer's input. A goroutine of its own writes an ordered
+// queue through a buffered writer and flushes whenever nothing more is ready;
+// callers only queue, under a lock that is never held across I/O, so a peer
+// that stops reading stalls its own direction and nothing else.
+//
+// The queue holds forwarded lines, messages of permhost's own, and answer
+// slots: a place reserved for a message that is not written yet (the
+// agent's answer to the editor's answer, which a handler is still turning
+// into the agent's response). Lines queued after a slot wait until it is
+// filled, or released after a while; a message of permhost's own that is not
+// tied to the peer's order (message) goes ahead of the first waiting slot
+// instead of waiting with them.
+type writer struct {
+	dst     io.Writer
+	onError func(error) // called once, in a goroutine of its own, on the first write error
+
+	mu      sync.Mutex
+	cond    sync.Cond // signalled on every change of the queue or the state
+	q       []item
+	queued  int    // bytes of forwarded lines in q, for backpressure
+	err     error  // sticky: the first write error, or ErrClosed
+	closing bool   // close dst once q is written
+	spare   []byte // a written merge buffer, for the next one
+	closeIt bool   // whether closing closes dst
+	done    chan struct{}
+	closed  chan struct{} // closed once dst is closed or failed
+	once    sync.Once     // closes dst
+}
+
+// maxQueuedBytes bounds the forwarded bytes waiting for a peer: past it,
+// forward waits (the direction's reader stops reading) until the peer has
+// taken some. A single line longer than that is still taken.
+const maxQueuedBytes = 16 << 20
+
+// answerOrderWait bounds how long the client's later lines are held behind
+// its answer to a permission request while the handler turns that answer
+// into the agent's response, so that the agent sees them in the client's
+// order. Reading from the client goes on meanwhile.
+const answerOrderWait = 2 * time.Second
+
+// item is one entry of the queue: a forwarded line (as read, terminator
+// included or not), a message of permhost's own (own: written on a line of
+// its own), a slot, or a batch.
+type item struct {
+	line    []byte
+	release func() // releases line once written or dropped; nil: nothing to do
+	merge   bool   // line is the writer's own copy, which later forwarded lines may join
+	own     bool
+	slot    *answerSlot
+	batch   *batchOut
+}
+
+// batchOut is a batch to write once its slots are settled: the remaining
+// elements in order, each forwarded bytes or a slot, then the line's
+// terminator. A batch left without elements is not written.
+type batchOut struct {
+	parts []batchPart
+	term  []byte
+}
+
+type batchPart struct {
+	raw  []byte
+	slot *answerSlot
+}
+
+// answerSlot is a place in a writer's queue reserved for a message that is
+// not written yet. Its fields are guarded by writer.mu.
+type answerSlot struct {
+	w      *writer
+	timer  *time.Timer
+	state  slotState
+	body   []byte
+	passed bool // the writer went past it: a later fill is written on its own
+}
+
+type slotState uint8
+
+const (
+	slotWaiting slotState = iota
+	slotFilled
+	slotReleased
+)
+
+func newWriter(dst io.Writer, onError func(error)) *writer {
+	w := &writer{dst: dst, onError: onError, done: make(chan struct{}), closed: make(chan struct{})}
+	w.cond.L = &w.mu
+	go w.run()
+	return w
+}
+
+// forward queues a forwarded line the writer may keep (the caller gives it
+// up), and the function (or nil) that releases it once written or dropped.
+// It waits while too much is queued already.
+func (w *writer) forward(line []byte, release func()) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.roomLocked(); err != nil {
+		if release != nil {
+			release()
+		}
+		return err
+	}
+	w.q = append(w.q, item{line: line, release: release})
+	w.queued += len(line)
+	w.cond.Broadcast()
+	return nil
+}
+
+// mergeChunk is the size of the buffers short forwarded lines are copied
+// into: consecutive lines share one, so the writer takes them in one go,
+// and one that size goes past bufio without a second copy.
+const mergeChunk = writeBufferSize
+
+// forwardCopy queues a copy of a forwarded line the caller keeps (a line
+// still in its reader's buffer). It waits as forward does. kick false says
+// more lines follow at once: the writer is not woken for this one (it is
+// before the caller could wait, or when the bound makes it wait).
+func (w *writer) forwardCopy(line []byte, kick bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.roomLocked(); err != nil {
+		return err
+	}
+	if n := len(w.q); n > 0 && w.q[n-1].merge && len(w.q[n-1].line)+len(line) <= cap(w.q[n-1].line) {
+		w.q[n-1].line = append(w.q[n-1].line, line...)
+	} else {
+		buf := w.spare
+		w.spare = nil
+		if cap(buf) < len(line) {
+			buf = make([]byte, 0, max(mergeChunk, len(line)))
+		}
+		w.q = append(w.q, item{line: append(buf, line...), merge: true})
+	}
+	w.queued += len(line)
+	if kick {
+		w.cond.Broadcast()
+	}
+	return nil
+}
+
+// roomLocked waits while too much is queued (waking the writer first: a
+// caller that did not kick it may have left it asleep) and returns the
+// writer's error, if any.
+func (w *writer) roomLocked() error {
+	if w.err == nil && len(w.q) > 0 && w.queued >= maxQueuedBytes {
+		w.cond.Broadcast()
+		for w.err == nil && len(w.q) > 0 && w.queued >= maxQueuedBytes {
+			w.cond.Wait()
+		}
+	}
+	return w.err
+}
+
+// message queues a message of permhost's own (without terminator) ahead of
+// whatever waits behind a slot: it is not part of the peer's order.
+func (w *writer) message(body []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.aheadLocked(body)
+	return nil
+}
+
+// aheadLocked queues body as a message of permhost's own before the first
+// item that waits for a slot.
+func (w *writer) aheadLocked(body []byte) {
+	at := len(w.q)
+	for i := range w.q {
+		if !w.q[i].ready() {
+			at = i
+			break
+		}
+	}
+	w.q = append(w.q, item{})
+	copy(w.q[at+1:], w.q[at:])
+	w.q[at] = item{line: body, own: true}
+	w.cond.Broadcast()
+}
+
+// messageInOrder queues a message of permhost's own after everything queued
+// so far (for example what the client's latest line caused).
+func (w *writer) messageInOrder(body []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.q = append(w.q, item{line: body, own: true})
+	w.cond.Broadcast()
+	return nil
+}
+
+// newSlot returns a slot that is not queued yet: queue it alone (place) or
+// as part of a batch (placeBatch).
+func (w *writer) newSlot() *answerSlot { return &answerSlot{w: w} }
+
+// place queues s; the lines queued after it wait until it is filled, or
+// for answerOrderWait at most, when onRelease (if not nil) is called.
+func (w *writer) place(s *answerSlot, onRelease func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.q = append(w.q, item{slot: s})
+	w.armLocked(s, onRelease)
+	w.cond.Broadcast()
+}
+
+// placeBatch queues a batch, its slots armed as place arms one.
+func (w *writer) placeBatch(b *batchOut, onRelease func()) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	n := len(b.term)
+	for _, p := range b.parts {
+		n += len(p.raw)
+		if p.slot != nil {
+			w.armLocked(p.slot, onRelease)
+		}
+	}
+	w.q = append(w.q, item{batch: b})
+	w.queued += n
+	w.cond.Broadcast()
+	return nil
+}
+
+func (w *writer) armLocked(s *answerSlot, onRelease func()) {
+	if w.err != nil {
+		s.state, s.passed = slotReleased, true
+		return
+	}
+	if s.state != slotWaiting {
+		return
+	}
+	s.timer = time.AfterFunc(answerOrderWait, func() {
+		if s.release() && onRelease != nil {
+			onRelease()
+		}
+	})
+}
+
+// fill writes body (without terminator) in the slot's place, or on its own
+// once the writer went past the slot.
+func (s *answerSlot) fill(body []byte) {
+	w := s.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	if w.err != nil || s.state == slotFilled {
+		return
+	}
+	if s.passed {
+		w.aheadLocked(body)
+		return
+	}
+	s.state, s.body = slotFilled, body
+	w.cond.Broadcast()
+}
+
+// release lets the lines queued behind the slot go on; it reports whether
+// the slot was still waiting.
+func (s *answerSlot) release() bool {
+	w := s.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if s.state != slotWaiting {
+		return false
+	}
+	s.state = slotReleased
+	w.cond.Broadcast()
+	return true
+}
+
+// ready reports whether the writer may write it now; w.mu is held.
+func (it *item) ready() bool {
+	switch {
+	case it.slot != nil:
+		return it.slot.state != slotWaiting
+	case it.batch != nil:
+		for _, p := range it.batch.parts {
+			if p.slot != nil && p.slot.state == slotWaiting {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// closeAfter has the writer close dst (when closeDst and it is an
+// io.Closer) once everything queued is written; messages may still be
+// queued until then.
+func (w *writer) closeAfter(closeDst bool) {
+	w.mu.Lock()
+	w.closing, w.closeIt = true, closeDst
+	w.cond.Broadcast()
+	w.mu.Unlock()
+}
+
+// closeNow drops what is queued, closes dst (ending a write in progress
+// when dst is an *os.File or a pipe) and makes later calls fail with
+// ErrClosed.
+func (w *writer) closeNow() {
+	w.mu.Lock()
+	w.failLocked(ErrClosed)
+	w.mu.Unlock()
+	w.closeDst()
+}
+
+func (w *writer) closeDst() {
+	w.once.Do(func() {
+		if c, ok := w.dst.(io.Closer); ok {
+			_ = c.Close()
+		}
+		close(w.closed)
+	})
+}
+
+// failLocked records err (ErrClosed when closing) and forgets the queue.
+func (w *writer) failLocked(err error) {
+	if w.err != nil {
+		return
+	}
+	w.err = err
+	for _, it := range w.q {
+		if it.release != nil {
+			it.release()
+		}
+		if it.slot != nil && it.slot.timer != nil {
+			it.slot.timer.Stop()
+		}
+		if it.batch != nil {
+			for _, p := range it.batch.parts {
+				if p.slot != nil && p.slot.timer != nil {
+					p.slot.timer.Stop()
+				}
+			}
+		}
+	}
+	w.q, w.queued = nil, 0
+	w.cond.Broadcast()
+	if err != ErrClosed && w.onError != nil {
+		f := w.onError
+		go f(err)
+	}
+}
+
+// run is the writer's goroutine.
+func (w *writer) run() {
+	defer close(w.done)
+	bw := bufio.NewWriterSize(w.dst, writeBufferSize)
+	open := false // the last line written had no terminator
+	dirty := false
+	for {
+		w.mu.Lock()
+		for w.err == nil && !(len(w.q) > 0 && w.q[0].ready()) && !(len(w.q) == 0 && w.closing) {
+			if dirty {
+				w.mu.Unlock()
+				err := bw.Flush()
+				dirty = false
+				w.mu.Lock()
+				if err != nil {
+					w.failLocked(err)
+				}
+				continue
+			}
+			w.cond.Wait()
+		}
+		if w.err != nil {
+			w.mu.Unlock()
+			return
+		}
+		if len(w.q) == 0 { // closing, everything written
+			closeIt := w.closeIt
+			w.mu.Unlock()
+			err := bw.Flush()
+			w.mu.Lock()
+			if err != nil {
+				w.failLocked(err)
+			} else {
+				w.failLocked(ErrClosed)
+			}
+			w.mu.Unlock()
+			if closeIt {
+				w.closeDst()
+			}
+			return
+		}
+		it := w.q[0]
+		w.q[0] = item{}
+		w.q = w.q[1:]
+		own, line := it.own, it.line
+		switch {
+		case it.slot != nil:
+			own, line = true, it.slot.body
+			it.slot.body, it.slot.passed = nil, true
+		case it.batch != nil:
+			line = it.batch.assemble()
+			w.queued -= it.batch.size()
+		default:
+			if !own {
+				w.queued -= len(line)
+			}
+		}
+		if len(w.q) == 0 {
+			w.q = nil // let a long queue's array go
+		}
+		w.cond.Broadcast()
+		w.mu.Unlock()
+
+		if line == nil {
+			continue
+		}
+		var err error
+		if own {
+			if open {
+				err = bw.WriteByte('\n')
+			}
+			if err == nil {
+				_, err = bw.Write(line)
+			}
+			if err == nil {
+				err = bw.WriteByte('\n')
+			}
+			open = false
+		} else if len(line) > 0 {
+			_, err = bw.Write(line)
+			open = line[len(line)-1] != '\n'
+		}
+		if it.release != nil {
+			it.release() // bufio keeps nothing of what it was given
+		}
+		if it.merge && cap(line) == mergeChunk {
+			w.mu.Lock()
+			w.spare = line[:0]
+			w.mu.Unlock()
+		}
+		dirty = true
+		if err != nil {
+			w.mu.Lock()
+			w.failLocked(err)
+			w.mu.Unlock()
+			w.closeDst()
+			return
+		}
+	}
+}
+
+// assemble returns the batch to write, or nil when no element is left; the
+// caller holds w.mu. Released slots are left out (their late answers go on
+// their own).
+func (b *batchOut) assemble() []byte {
+	var elems [][]byte
+	for _, p := range b.parts {
+		switch {
+		case p.slot == nil:
+			elems = append(elems, p.raw)
+		case p.slot.state == slotFilled:
+			elems = append(elems, p.slot.body)
+			p.slot.body, p.slot.passed = nil, true
+		default:
+			p.slot.passed = true
+		}
+	}
+	if len(elems) == 0 {
+		return nil
+	}
+	n := 2 + len(b.term)
+	for _, e := range elems {
+		n += len(e) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i, e := range elems {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, e...)
+	}
+	out = append(out, ']')
+	return append(out, b.term...)
+}
+
+func (b *batchOut) size() int {
+	n := len(b.term)
+	for _, p := range b.parts {
+		n += len(p.raw)
+	}
+	return n
+}
