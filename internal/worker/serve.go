@@ -1,0 +1,208 @@
+package worker
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"time"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/host"
+)
+
+// Command is the hidden permhost subcommand that runs [Serve]: a child is
+// started as `permhost plugin-worker`.
+const Command = "plugin-worker"
+
+// childCloseGrace bounds the child's own closing of its plugin once the
+// parent has closed its stdin; the parent kills it a little later anyway.
+const childCloseGrace = 200 * time.Millisecond
+
+// Serve is the child's side: it loads the plugin the parent sends and
+// answers its decisions until in ends, then closes the plugin and returns
+// the exit status. in and out carry frames; errOut gets the child's
+// diagnostics as slog JSON lines.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, errOut io.Writer) int {
+	closeInherited()
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(errOut, "permhost plugin-worker: "+format+"\n", args...)
+		return 2
+	}
+	if !supported {
+		return fail("%v", ErrUnsupported)
+	}
+	s := &server{out: out, calls: map[uint64]context.CancelFunc{}, hooks: hooksEnabled()}
+	hello, _ := marshal(helloMsg{Protocol: protocolVersion})
+	if err := s.send(frameHello, 0, hello); err != nil {
+		return fail("hello: %v", err)
+	}
+	r := bufio.NewReaderSize(in, 64<<10)
+	typ, _, payload, err := readFrame(r, func(byte) int { return maxLoadBytes })
+	if err != nil || typ != frameLoad {
+		return fail("want a load frame, got %q: %v", typ, err)
+	}
+	var lm loadMsg
+	if err := json.Unmarshal(payload, &lm); err != nil {
+		return fail("load frame: %v", err)
+	}
+	if lm.Protocol != protocolVersion {
+		return fail("parent speaks protocol %d, this worker %d", lm.Protocol, protocolVersion)
+	}
+	// The host's notes (cache repairs, instances not made) go to stderr,
+	// for the parent's log; the plugin's own logs travel in each answer,
+	// so the host is not asked for them at debug level.
+	opts := lm.options()
+	opts.Logger = slog.New(slog.NewJSONHandler(errOut, &slog.HandlerOptions{Level: max(lm.LogLevel, slog.LevelInfo)}))
+	p, err := host.Load(ctx, opts)
+	if err != nil {
+		f := failureMsg{Kind: host.KindOf(err), Message: err.Error()}
+		var he *host.Error
+		if errors.As(err, &he) {
+			f.Message = he.Err.Error()
+		}
+		b, _ := marshal(f)
+		_ = s.send(frameFailed, 0, b)
+		return 0
+	}
+	s.plugin = p
+	ready, err := marshal(readyMsg{Name: p.Name(), SHA256: p.SHA256(), ABI: p.ABI(), Info: p.Info(), Limits: p.Limits()})
+	if err == nil {
+		err = s.send(frameReady, 0, ready)
+	}
+	if err != nil {
+		p.Close(ctx)
+		return fail("ready: %v", err)
+	}
+	stopRetire := s.retireOnCPULimit()
+	defer stopRetire()
+	s.loop(ctx, r)
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), childCloseGrace)
+	defer cancel()
+	_ = p.Close(closeCtx)
+	return 0
+}
+
+type server struct {
+	plugin *host.Plugin
+	hooks  bool
+
+	wmu sync.Mutex
+	out io.Writer
+
+	mu    sync.Mutex
+	calls map[uint64]context.CancelFunc
+	wg    sync.WaitGroup
+}
+
+func (s *server) send(typ byte, id uint64, payload []byte) error {
+	b := appendFrame(make([]byte, 0, headerSize+len(payload)), typ, id, payload)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, err := s.out.Write(b)
+	return err
+}
+
+// loop serves frames until stdin ends (the parent closed it, or died),
+// then cancels the calls still running and waits for them.
+func (s *server) loop(ctx context.Context, r *bufio.Reader) {
+	ctx, cancelAll := context.WithCancel(ctx)
+	defer func() {
+		cancelAll()
+		s.wg.Wait()
+	}()
+	for {
+		typ, id, payload, err := readFrame(r, func(byte) int { return maxParentSent })
+		if err != nil {
+			return
+		}
+		switch typ {
+		case frameDecide:
+			var req abi.Request
+			if err := json.Unmarshal(payload, &req); err != nil {
+				s.answer(id, host.Result{Err: &host.Error{Kind: host.KindInputTooLarge, Plugin: s.plugin.Name(),
+					Err: fmt.Errorf("request not decodable by the worker: %v", err)}})
+				continue
+			}
+			callCtx, cancel := context.WithCancel(ctx)
+			s.mu.Lock()
+			s.calls[id] = cancel
+			s.mu.Unlock()
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				defer s.done(id)
+				if s.hooks && runHook(req.ToolCall.Title) {
+					return
+				}
+				s.answer(id, s.plugin.Call(callCtx, req))
+			}()
+		case frameCancel:
+			s.done(id)
+		default:
+			return // the parent sends nothing else
+		}
+	}
+}
+
+func (s *server) done(id uint64) {
+	s.mu.Lock()
+	cancel := s.calls[id]
+	delete(s.calls, id)
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+func (s *server) answer(id uint64, r host.Result) {
+	a := answerMsg{Logs: r.Logs}
+	if r.Err != nil {
+		f := failureMsg{Kind: host.KindOf(r.Err), Message: r.Err.Error()}
+		var he *host.Error
+		if errors.As(r.Err, &he) {
+			f.Message = he.Err.Error()
+		}
+		a.Failure = &f
+	} else {
+		a.Decision = &r.Decision
+	}
+	b, err := marshal(a)
+	if err != nil {
+		b, _ = marshal(answerMsg{Failure: &failureMsg{Kind: host.KindBadOutput, Message: "answer not encodable: " + err.Error()}})
+	}
+	_ = s.send(frameAnswer, id, b)
+}
+
+// retireOnCPULimit asks the parent, once, to replace this child when the
+// soft CPU limit's SIGXCPU arrives; the kernel kills it at the hard limit.
+func (s *server) retireOnCPULimit() (stop func()) {
+	if xcpu == nil {
+		return func() {}
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, xcpu)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-ch:
+			b, _ := marshal(retireMsg{Reason: "CPU time limit reached"})
+			_ = s.send(frameRetire, 0, b)
+		case <-quit:
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(quit)
+		wg.Wait()
+	}
+}
