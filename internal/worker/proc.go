@@ -36,10 +36,10 @@ type proc struct {
 	mu      sync.Mutex
 	calls   map[uint64]*pending
 	nextID  uint64
-	exited  bool       // seen by waitExited: a zombie, safe to kill until reaped
-	cause   error      // why the parent killed it, for the death message
+	exited  bool        // seen by waitExited: a zombie, safe to kill until reaped
+	cause   error       // why the parent killed it, for the death message
 	death   *host.Error // set before dead is closed
-	closing bool       // the parent is ending it: not a crash
+	closing bool        // the parent is ending it: not a crash
 
 	dead     chan struct{} // closed once it has exited and its calls have failed
 	done     chan struct{} // closed once it is reaped and every goroutine of it ended
