@@ -195,11 +195,11 @@ func newPlugin(opts Options) (*Plugin, error) {
 			return nil, p.fail(host.KindLoad, err)
 		}
 		path = abs
-		fi, err := os.Stat(path)
-		if err != nil {
-			return nil, p.fail(host.KindLoad, err)
+		// A file that cannot be read is the child's to report, in the
+		// host's words.
+		if fi, err := os.Stat(path); err == nil {
+			moduleBytes = fi.Size()
 		}
-		moduleBytes = fi.Size()
 	}
 	switch cacheDir {
 	case "off":

@@ -169,12 +169,15 @@ func (s *stderrRelay) last() string {
 	return ""
 }
 
-// outOfMemory reports whether the child said it ran out of memory.
+// outOfMemory reports whether the child said it ran out of memory (or,
+// in a -race build, of the address space its shadow memory needs).
 func (s *stderrRelay) outOfMemory() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if strings.Contains(s.fatal, "out of memory") || strings.Contains(s.fatal, "cannot allocate memory") {
-		return true
+	for _, m := range []string{"out of memory", "cannot allocate memory", "address space collisions"} {
+		if strings.Contains(s.fatal, m) {
+			return true
+		}
 	}
 	for _, l := range s.tail {
 		if strings.Contains(l, "out of memory") {
