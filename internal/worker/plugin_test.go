@@ -38,7 +38,11 @@ func TestDecidesLikeInProcess(t *testing.T) {
 		{"logs", "echo", "", sandbox.Limits{}, request("d3", "LOG!")},
 		{"config", "echo", `{"mode":"strict"}`, sandbox.Limits{}, request("d4", "CONFIG!")},
 		{"request's own config without a plugin config", "echo", "", sandbox.Limits{},
-			func() abi.Request { r := request("d5", "CONFIG!"); r.Config = json.RawMessage(`{"mode":"own"}`); return r }()},
+			func() abi.Request {
+				r := request("d5", "CONFIG!")
+				r.Config = json.RawMessage(`{"mode":"own"}`)
+				return r
+			}()},
 		{"trap", "echo", "", sandbox.Limits{}, request("d6", "TRAP!")},
 		{"plugin error", "echo", "", sandbox.Limits{}, request("d7", "ERRSET!")},
 		{"network refused", "echo", "", sandbox.Limits{}, request("d8", "NET!")},
