@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -92,6 +93,8 @@ func alive(pid int) bool {
 	}
 	return syscall.Kill(pid, 0) == nil
 }
+
+func runtimeGOMAXPROCS() int { return runtime.GOMAXPROCS(0) }
 
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
