@@ -135,7 +135,8 @@ func (p *Plugin) spawn(ctx context.Context) (*proc, *readyMsg, *host.Error) {
 		return nil, nil, e
 	case <-c.dead:
 		<-c.done
-		return nil, nil, c.death
+		// Dying before it is ready is failing to load.
+		return nil, nil, p.fail(host.KindLoad, c.death.Err)
 	case <-timer.C:
 		c.kill(fmt.Errorf("not ready within %v", p.loadBudget))
 		<-c.done
@@ -295,7 +296,7 @@ func (c *proc) decodeAnswer(id uint64, payload []byte) host.Result {
 		if a.Failure.Kind == host.KindCancelled {
 			// The parent had not cancelled it (a cancelled call is no longer
 			// pending): the child gave up on its own.
-			return host.Result{Err: p.fail(host.KindTrap, fmt.Errorf("%w: the worker cancelled a call unasked: %s", ErrProtocol, a.Failure.Message)), Logs: a.Logs}
+			return c.broken(fmt.Errorf("the worker cancelled a call unasked: %s", a.Failure.Message))
 		}
 		return host.Result{Err: p.fail(a.Failure.Kind, &remoteError{a.Failure.Message}), Logs: a.Logs}
 	}

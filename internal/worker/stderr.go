@@ -59,8 +59,8 @@ func (s *stderrRelay) run(r io.Reader) {
 			}
 			continue
 		}
-		if len(line) > 0 {
-			s.line(strings.TrimRight(string(line), "\r\n"))
+		if l := strings.TrimRight(string(line), "\r\n"); strings.TrimSpace(l) != "" {
+			s.line(l)
 		}
 		if err != nil {
 			break
@@ -126,7 +126,7 @@ func parseRecord(l string) (slog.Level, string, []any, bool) {
 	)
 	for _, m := range ms {
 		switch m.Key {
-		case slog.TimeKey:
+		case slog.TimeKey, "plugin", "pid": // the parent's own say which
 		case slog.LevelKey:
 			s, err := jsontext.String(m.Value)
 			if err != nil || level.UnmarshalText([]byte(s)) != nil {
