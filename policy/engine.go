@@ -14,7 +14,6 @@ import (
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
-	"github.com/permhost/permhost/sandbox"
 )
 
 // Options configure an [Engine].
@@ -54,7 +53,7 @@ type source struct {
 	manifest *config.BundleManifest
 	print    string // bundle fingerprint when loaded
 	members  []host.Member
-	plugins  []*host.Plugin
+	plugins  []loaded
 }
 
 // Engine owns the loaded plugins, the chain and the decision log. It starts
@@ -84,7 +83,7 @@ type Engine struct {
 
 	mu      sync.Mutex // guards sources and retired
 	sources []*source
-	retired []*host.Plugin
+	retired []loaded
 
 	closeOnce sync.Once
 	cancel    context.CancelFunc
@@ -192,18 +191,14 @@ func (e *Engine) load(ctx context.Context, s *source, strict bool) error {
 	if s.manifest != nil {
 		pcs = s.manifest.Plugins
 	}
-	results := make([]*host.Plugin, len(pcs))
+	results := make([]loaded, len(pcs))
 	errs := make([]error, len(pcs))
 	var wg sync.WaitGroup
 	for i, pc := range pcs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = host.Load(ctx, host.Options{
-				Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
-				Limits:   sandbox.Limits{Timeout: pc.Timeout, MemoryBytes: pc.Memory},
-				CacheDir: e.cacheDir, Logger: e.log,
-			})
+			results[i], errs[i] = e.loadPlugin(ctx, s, pc)
 		}()
 	}
 	wg.Wait()
@@ -226,7 +221,7 @@ func (e *Engine) load(ctx context.Context, s *source, strict bool) error {
 			p := results[i]
 			s.plugins = append(s.plugins, p)
 			m.Plugin, m.Version, m.SHA256 = p, p.Info().Version, p.SHA256()
-			e.log.Debug("plugin loaded", "plugin", pc.Name, "version", m.Version, "sha256", m.SHA256)
+			e.log.Debug("plugin loaded", "plugin", pc.Name, "version", m.Version, "sha256", m.SHA256, "isolation", isolationOf(s, pc))
 		}
 		s.members = append(s.members, m)
 	}

@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/permhost/permhost/internal/worker"
 )
 
 // Exit statuses shared by every subcommand.
@@ -31,6 +33,7 @@ type command struct {
 var commands = map[string]command{}
 
 func main() {
+	worker.Enable() // this binary serves `permhost plugin-worker` (worker.go)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

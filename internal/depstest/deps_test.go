@@ -15,15 +15,16 @@ const module = "github.com/permhost/permhost"
 // lower tier (or internal helpers allowed below). Packages not listed are
 // internal helpers; they may not import tiers above 1 unless listed.
 var tiers = map[string]int{
-	"abi":            0,
-	"suggestions":    1,
-	"sandbox":        1,
-	"internal/shell": 1,
-	"host":           2,
-	"builtin":        2,
-	"acp":            2,
-	"policy":         3,
-	"cmd/permhost":   4,
+	"abi":             0,
+	"suggestions":     1,
+	"sandbox":         1,
+	"internal/shell":  1,
+	"host":            2,
+	"builtin":         2,
+	"acp":             2,
+	"internal/worker": 3, // a host.Decider in a child process
+	"policy":          4,
+	"cmd/permhost":    5,
 }
 
 // forbidden pairs within a tier or below that the tiers alone do not catch.

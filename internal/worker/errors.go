@@ -17,6 +17,9 @@ var (
 	ErrProtocol = errors.New("worker: wire protocol violated")
 	// ErrUnsupported: process isolation is not available on this system.
 	ErrUnsupported = errors.New("worker: process isolation needs Linux")
+	// ErrNotEnabled: this program did not call [Enable], so its binary is
+	// not known to serve the worker protocol.
+	ErrNotEnabled = errors.New("worker: this program does not run plugin workers (no worker.Enable)")
 )
 
 // remoteError is an error the child reported, by its message: the child's

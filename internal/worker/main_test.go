@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == parentCommand {
 		os.Exit(runTestParent(os.Args[2:]))
 	}
+	Enable()
 	dir, err := os.MkdirTemp("", "permhost-worker-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -184,6 +184,9 @@ func newPlugin(opts Options) (*Plugin, error) {
 	}
 	p.exe = opts.Executable
 	if p.exe == "" {
+		if !enabled.Load() {
+			return nil, p.fail(host.KindLoad, ErrNotEnabled)
+		}
 		p.exe = selfExe
 	}
 	// The child runs elsewhere ("/"): paths go absolute.

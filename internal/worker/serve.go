@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/permhost/permhost/abi"
@@ -20,6 +21,16 @@ import (
 // Command is the hidden permhost subcommand that runs [Serve]: a child is
 // started as `permhost plugin-worker`.
 const Command = "plugin-worker"
+
+var enabled atomic.Bool
+
+// Enable declares that this program's binary runs [Serve] when started
+// with the argument [Command]: permhost's main calls it, and a test binary
+// that loads process-isolated plugins calls it in TestMain beside that
+// dispatch. [Load] without an explicit Executable refuses to start a child
+// otherwise: re-executing a binary that does not serve the protocol (the
+// test binary of another package) would run something else entirely.
+func Enable() { enabled.Store(true) }
 
 // childCloseGrace bounds the child's own closing of its plugin once the
 // parent has closed its stdin; the parent kills it a little later anyway.

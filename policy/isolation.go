@@ -1,0 +1,58 @@
+package policy
+
+import (
+	"context"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/worker"
+	"github.com/permhost/permhost/sandbox"
+)
+
+// loaded is a plugin as the engine holds it: in this process
+// (*host.Plugin) or behind a process wall (*worker.Plugin).
+type loaded interface {
+	host.Decider
+	Info() abi.Info
+	SHA256() string
+	Close(context.Context) error
+}
+
+// isolationOf is where pc, of source s, runs: a bundle's plugins where the
+// user's [[bundle]] entry says (by default in a process of their own), the
+// configuration's own where each says (by default in-process).
+func isolationOf(s *source, pc config.Plugin) string {
+	if s.ref != nil {
+		if s.ref.Isolation == config.IsolationInProcess {
+			return config.IsolationInProcess
+		}
+		return config.IsolationProcess
+	}
+	if pc.Isolation == config.IsolationProcess {
+		return config.IsolationProcess
+	}
+	return config.IsolationInProcess
+}
+
+// loadPlugin loads pc in this process or in a worker child, as its
+// isolation says; either way its failures are host's kinds.
+func (e *Engine) loadPlugin(ctx context.Context, s *source, pc config.Plugin) (loaded, error) {
+	opts := host.Options{
+		Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
+		Limits:   sandbox.Limits{Timeout: pc.Timeout, MemoryBytes: pc.Memory},
+		CacheDir: e.cacheDir, Logger: e.log,
+	}
+	if isolationOf(s, pc) == config.IsolationProcess {
+		p, err := worker.Load(ctx, worker.Options{Plugin: opts})
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	p, err := host.Load(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
