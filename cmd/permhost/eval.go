@@ -17,7 +17,9 @@ import (
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/units"
+	"github.com/permhost/permhost/internal/worker"
 	"github.com/permhost/permhost/sandbox"
 )
 
@@ -72,6 +74,7 @@ type evalFlags struct {
 	timeout    units.Duration
 	memory     units.Size
 	cacheDir   string
+	isolation  string
 	bench      int
 	request    string // "-" for stdin
 }
@@ -114,7 +117,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 
 	start := time.Now()
-	p, err := host.Load(ctx, opts)
+	p, err := loadEvalPlugin(ctx, opts, f.isolation)
 	if err != nil {
 		if host.KindOf(err) == "" || errors.Is(err, host.ErrBadOptions) {
 			// Not the plugin's fault: our own options were refused.
@@ -152,6 +155,7 @@ func parseEvalFlags(args []string, stderr io.Writer) (evalFlags, error) {
 	fs.Var(&f.memory, "memory", "the memory `LIMIT`, e.g. 32MiB")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "compile cache `DIR`; \"off\" for none (default: the user cache dir)")
 	fs.IntVar(&f.bench, "bench", 0, "make `N` warm calls and print p50/p99 instead")
+	fs.StringVar(&f.isolation, "isolation", config.IsolationInProcess, "where the plugin runs: `in-process` or process (a permhost child of its own)")
 
 	var positional []string
 	for {
@@ -177,6 +181,8 @@ func parseEvalFlags(args []string, stderr io.Writer) (evalFlags, error) {
 		return f, fmt.Errorf("want at most one REQUEST_FILE, got %d: %q", len(positional), positional)
 	case f.bench < 0:
 		return f, fmt.Errorf("--bench %d: want a positive number of calls", f.bench)
+	case f.isolation != config.IsolationInProcess && f.isolation != config.IsolationProcess:
+		return f, fmt.Errorf("--isolation %q: want %s or %s", f.isolation, config.IsolationInProcess, config.IsolationProcess)
 	}
 	f.request = "-"
 	if len(positional) == 1 {
@@ -314,8 +320,29 @@ func printEval(stdout, stderr io.Writer, r host.Result) int {
 	return code
 }
 
+// evalPlugin is a plugin in this process or in a worker child.
+type evalPlugin interface {
+	host.Decider
+	Close(context.Context) error
+}
+
+func loadEvalPlugin(ctx context.Context, opts host.Options, isolation string) (evalPlugin, error) {
+	if isolation == config.IsolationProcess {
+		p, err := worker.Load(ctx, worker.Options{Plugin: opts})
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	p, err := host.Load(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 // bench makes one warm-up call and then n measured calls.
-func bench(ctx context.Context, p *host.Plugin, req abi.Request, n int, stdout, stderr io.Writer) int {
+func bench(ctx context.Context, p evalPlugin, req abi.Request, n int, stdout, stderr io.Writer) int {
 	if r := p.Call(ctx, req); r.Err != nil {
 		fmt.Fprintln(stderr, "permhost eval: the warm-up call failed")
 		return printEval(stdout, stderr, r)
