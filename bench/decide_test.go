@@ -22,6 +22,7 @@ import (
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/worker"
 	"github.com/permhost/permhost/sandbox"
 )
 
@@ -124,6 +125,12 @@ func cacheDir(tb testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
+	// This test binary is also the child of the process-isolated rows, as
+	// permhost's own binary is for `isolation = "process"`.
+	if len(os.Args) > 1 && os.Args[1] == worker.Command {
+		os.Exit(worker.Serve(context.Background(), os.Stdin, os.Stdout, os.Stderr))
+	}
+	worker.Enable()
 	code := m.Run()
 	if cacheRoot != "" {
 		os.RemoveAll(cacheRoot)
@@ -179,6 +186,16 @@ func BenchmarkDecide(b *testing.B) {
 	b.Run("team-rules", func(b *testing.B) {
 		p := load(b, examplePlugin(b, "team-rules"), teamRulesConfig, 1)
 		decideLoop(b, func() error { _, err := p.Decide(ctx, req); return err })
+	})
+	// The same two behind the process wall: the request framed to a worker
+	// child over a pipe, decided there, the answer framed back and checked.
+	b.Run("permhost-process", func(b *testing.B) {
+		p := loadProcess(b, fixture(b, "good"), "", 1)
+		decideLoop(b, func() error { return p.Call(ctx, req).Err })
+	})
+	b.Run("team-rules-process", func(b *testing.B) {
+		p := loadProcess(b, examplePlugin(b, "team-rules"), teamRulesConfig, 1)
+		decideLoop(b, func() error { return p.Call(ctx, req).Err })
 	})
 	// Stock Extism go-sdk, the same module: without a timeout (its fastest),
 	// and with Manifest.Timeout (wazero's close-on-context-done), set to 1 s
@@ -431,6 +448,12 @@ func BenchmarkFallback(b *testing.B) {
 			b.ReportMetric(Percentile(ms, 50), "p50-ms")
 			b.ReportMetric(Percentile(ms, 99), "p99-ms")
 			b.ReportMetric(Percentile(ms, 100), "max-ms")
+		})
+		// The same fixture behind the process wall, where the parent's own
+		// deadline answers: Fallback/NAME/process.
+		b.Run(c.name+"/process", func(b *testing.B) {
+			p := loadProcess(b, fixture(b, c.name), "", 0)
+			timeToFallback(b, c.name, c.want, func() error { return p.Call(ctx, req).Err })
 		})
 	}
 }

@@ -22,10 +22,10 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == Command {
 		os.Exit(Serve(context.Background(), os.Stdin, os.Stdout, os.Stderr))
 	}
+	Enable()
 	if len(os.Args) > 1 && os.Args[1] == parentCommand {
 		os.Exit(runTestParent(os.Args[2:]))
 	}
-	Enable()
 	dir, err := os.MkdirTemp("", "permhost-worker-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

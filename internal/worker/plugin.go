@@ -296,11 +296,7 @@ func (p *Plugin) call(ctx context.Context, start time.Time, req abi.Request) hos
 	if p.hasConfig {
 		req.Config = nil // the child's host puts the plugin's own in
 	}
-	payload, err := marshal(req)
-	if err != nil {
-		return host.Result{Err: p.fail(host.KindInputTooLarge, fmt.Errorf("encode request: %w", err))}
-	}
-	return c.decide(ctx, payload, req.Options, start.Add(p.limits.Timeout+deadlineGrace))
+	return c.decide(ctx, &req, start.Add(p.limits.Timeout+deadlineGrace))
 }
 
 // track counts a child in before its goroutines start, so that Close

@@ -2,7 +2,9 @@ package worker
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +34,10 @@ type proc struct {
 	stdout *bufio.Reader
 	stderr *stderrRelay
 	wlock  chan struct{} // one writer at a time, acquired under a deadline
+	// Owned by the writer: the request stream and the frame being sent.
+	enc    *gob.Encoder
+	gobBuf bytes.Buffer
+	frame  []byte
 
 	mu      sync.Mutex
 	calls   map[uint64]*pending
@@ -95,6 +101,7 @@ func (p *Plugin) spawn(ctx context.Context) (*proc, *readyMsg, *host.Error) {
 	c := &proc{p: p, cmd: cmd, pid: cmd.Process.Pid, stdin: inW, stdout: bufio.NewReaderSize(outR, 64<<10),
 		wlock: make(chan struct{}, 1), calls: map[uint64]*pending{},
 		dead: make(chan struct{}), done: make(chan struct{})}
+	c.enc = gob.NewEncoder(&c.gobBuf)
 	c.stderr = newStderrRelay(p.logger, "plugin", p.name, "pid", c.pid)
 	if !p.track(c) { // closed meanwhile
 		killGroup(c.pid)
@@ -331,32 +338,74 @@ func (c *proc) finish(id uint64, r host.Result) {
 	call.ch <- r
 }
 
-// write sends one frame, giving up at deadline. A frame cut short breaks
-// the stream: the child is killed then.
-func (c *proc) write(typ byte, id uint64, payload []byte, deadline time.Time) error {
+// lockWrite makes the caller the one writer until unlock, waiting for
+// that until deadline at most.
+func (c *proc) lockWrite(deadline time.Time) (unlock func(), err error) {
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	select {
 	case c.wlock <- struct{}{}:
+		return func() { <-c.wlock }, nil
 	case <-timer.C:
-		return os.ErrDeadlineExceeded
+		return nil, os.ErrDeadlineExceeded
 	case <-c.dead:
-		return ErrCrashed
+		return nil, ErrCrashed
 	}
-	defer func() { <-c.wlock }()
-	b := appendFrame(make([]byte, 0, headerSize+len(payload)), typ, id, payload)
+}
+
+// writeLocked sends one frame, giving up at deadline. A frame cut short
+// breaks the stream: the child is killed then.
+func (c *proc) writeLocked(typ byte, id uint64, payload []byte, deadline time.Time) error {
+	c.frame = appendFrame(c.frame[:0], typ, id, payload)
+	if cap(c.frame) > 1<<20 {
+		defer func() { c.frame = nil }()
+	}
 	_ = c.stdin.SetWriteDeadline(deadline)
-	n, err := c.stdin.Write(b)
+	n, err := c.stdin.Write(c.frame)
 	if err != nil && n > 0 {
 		c.kill(fmt.Errorf("%w: a frame was cut short: %v", ErrStuck, err))
 	}
 	return err
 }
 
+// write sends one frame under the writer's lock.
+func (c *proc) write(typ byte, id uint64, payload []byte, deadline time.Time) error {
+	unlock, err := c.lockWrite(deadline)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return c.writeLocked(typ, id, payload, deadline)
+}
+
+// sendRequest sends req as call id. Requests travel as one gob stream per
+// child (its types once, then only values), several times cheaper than
+// JSON both ways for a 1 KiB request; the child trusts its parent, so gob,
+// which is not meant for hostile input, is used in this direction only.
+// Whatever fails here leaves the stream unknown to the child: it is
+// killed.
+func (c *proc) sendRequest(id uint64, req *abi.Request, deadline time.Time) error {
+	unlock, err := c.lockWrite(deadline)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	c.gobBuf.Reset()
+	if err := c.enc.Encode(req); err != nil {
+		c.kill(fmt.Errorf("encoding a request: %v", err))
+		return err
+	}
+	if err := c.writeLocked(frameDecide, id, c.gobBuf.Bytes(), deadline); err != nil {
+		c.kill(fmt.Errorf("%w: writing a request: %v", ErrStuck, err))
+		return err
+	}
+	return nil
+}
+
 // decide sends a request and waits for its answer until deadline.
-func (c *proc) decide(ctx context.Context, req []byte, options []abi.Option, deadline time.Time) host.Result {
+func (c *proc) decide(ctx context.Context, req *abi.Request, deadline time.Time) host.Result {
 	p := c.p
-	call := &pending{options: options, ch: make(chan host.Result, 1)}
+	call := &pending{options: req.Options, ch: make(chan host.Result, 1)}
 	c.mu.Lock()
 	if c.death != nil {
 		c.mu.Unlock()
@@ -370,7 +419,7 @@ func (c *proc) decide(ctx context.Context, req []byte, options []abi.Option, dea
 	timeout := func() host.Result {
 		return host.Result{Err: p.fail(host.KindTimeout, fmt.Errorf("no answer from the plugin worker within the %v deadline", p.limits.Timeout))}
 	}
-	if err := c.write(frameDecide, id, req, deadline); err != nil {
+	if err := c.sendRequest(id, req, deadline); err != nil {
 		c.mu.Lock()
 		delete(c.calls, id)
 		death := c.death
@@ -379,12 +428,10 @@ func (c *proc) decide(ctx context.Context, req []byte, options []abi.Option, dea
 		case death != nil:
 			return host.Result{Err: death}
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			// Not even reading its stdin: stuck.
-			c.kill(fmt.Errorf("%w: not reading requests", ErrStuck))
+			// Not even reading its stdin: stuck (and killed).
 			return timeout()
 		}
-		c.kill(fmt.Errorf("writing a request: %v", err))
-		return host.Result{Err: p.fail(host.KindTrap, fmt.Errorf("%w: writing the request: %v", ErrCrashed, err))}
+		return host.Result{Err: p.fail(host.KindTrap, fmt.Errorf("%w: sending the request: %v", ErrCrashed, err))}
 	}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()

@@ -23,7 +23,9 @@ import (
 // over the bound is skipped and failed, not buffered), and knows whose
 // answer it skipped: the id is in the header.
 //
-// A session: the child says hello (its protocol version); the parent sets
+// Payloads are JSON but for the requests, which form one gob stream
+// (proc.sendRequest says why). A session: the child says hello (its
+// protocol version); the parent sets
 // the child's limits and sends load (the plugin's options); the child
 // answers ready (what it loaded) or failed (why not, then exits). Then the
 // parent sends decide (id, the request) and cancel (id); the child sends
@@ -37,7 +39,7 @@ const (
 	frameLoad   byte = 'L' // parent → child: loadMsg
 	frameReady  byte = 'R' // child → parent: readyMsg
 	frameFailed byte = 'F' // child → parent: failureMsg, at load
-	frameDecide byte = 'D' // parent → child: id, an abi.Request
+	frameDecide byte = 'D' // parent → child: id, an abi.Request in the request gob stream
 	frameCancel byte = 'C' // parent → child: id, no payload
 	frameAnswer byte = 'A' // child → parent: id, answerMsg
 	frameRetire byte = 'X' // child → parent: retireMsg

@@ -1,0 +1,55 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/worker"
+	"github.com/permhost/permhost/sandbox"
+)
+
+// loadProcess is load for a plugin behind the process wall: the same
+// options, in a worker child.
+func loadProcess(tb testing.TB, path string, config string, pool int) *worker.Plugin {
+	tb.Helper()
+	ctx := context.Background()
+	opts := host.Options{Path: path, CacheDir: cacheDir(tb), PoolSize: pool,
+		Limits: sandbox.Limits{Timeout: deadline}}
+	if config != "" {
+		opts.Config = json.RawMessage(config)
+	}
+	p, err := worker.Load(ctx, worker.Options{Plugin: opts})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { p.Close(ctx) })
+	return p
+}
+
+// timeToFallback times decide, which must fail with one of want, and
+// reports the p50, p99 and maximum in milliseconds.
+func timeToFallback(b *testing.B, name string, want []host.Kind, decide func() error) {
+	var took []time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		err := decide()
+		took = append(took, time.Since(start))
+		var he *host.Error
+		if !errors.As(err, &he) {
+			b.Fatalf("%s decided: %v", name, err)
+		}
+		if !slices.Contains(want, he.Kind) {
+			b.Fatalf("%s failed with %s, want one of %v: %v", name, he.Kind, want, err)
+		}
+	}
+	ms := Millis(took)
+	b.ReportMetric(Percentile(ms, 50), "p50-ms")
+	b.ReportMetric(Percentile(ms, 99), "p99-ms")
+	b.ReportMetric(Percentile(ms, 100), "max-ms")
+}
