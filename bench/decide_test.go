@@ -191,11 +191,11 @@ func BenchmarkDecide(b *testing.B) {
 	// child over a pipe, decided there, the answer framed back and checked.
 	b.Run("permhost-process", func(b *testing.B) {
 		p := loadProcess(b, fixture(b, "good"), "", 1)
-		decideLoop(b, func() error { return p.Call(ctx, req).Err })
+		decideLoopProcess(b, func() error { return p.Call(ctx, req).Err })
 	})
 	b.Run("team-rules-process", func(b *testing.B) {
 		p := loadProcess(b, examplePlugin(b, "team-rules"), teamRulesConfig, 1)
-		decideLoop(b, func() error { return p.Call(ctx, req).Err })
+		decideLoopProcess(b, func() error { return p.Call(ctx, req).Err })
 	})
 	// Stock Extism go-sdk, the same module: without a timeout (its fastest),
 	// and with Manifest.Timeout (wazero's close-on-context-done), set to 1 s

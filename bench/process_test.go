@@ -4,7 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,4 +57,42 @@ func timeToFallback(b *testing.B, name string, want []host.Kind, decide func() e
 	b.ReportMetric(Percentile(ms, 50), "p50-ms")
 	b.ReportMetric(Percentile(ms, 99), "p99-ms")
 	b.ReportMetric(Percentile(ms, 100), "max-ms")
+}
+
+// decideLoopProcess is decideLoop for a plugin behind the process wall; it
+// also reports the CPU time its child spent per decision (the in-process
+// rows spend theirs in this process, where ns/op shows it).
+func decideLoopProcess(b *testing.B, decide func() error) {
+	b.Helper()
+	before := workerCPU()
+	decideLoop(b, decide)
+	b.StopTimer()
+	if after := workerCPU(); after > before {
+		b.ReportMetric(float64((after-before).Microseconds())/float64(b.N), "child-cpu-µs/op")
+	}
+}
+
+// workerCPU is the CPU time (user and system) of this process's plugin
+// worker children so far.
+func workerCPU() time.Duration {
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", os.Getpid()))
+	var ticks int64
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, pid := range strings.Fields(string(b)) {
+			cmd, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+			if !strings.Contains(string(cmd), worker.Command) {
+				continue
+			}
+			stat, _ := os.ReadFile("/proc/" + pid + "/stat")
+			s := string(stat)
+			fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+			if len(fields) > 12 {
+				u, _ := strconv.ParseInt(fields[11], 10, 64)
+				k, _ := strconv.ParseInt(fields[12], 10, 64)
+				ticks += u + k
+			}
+		}
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
 }
