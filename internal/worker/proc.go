@@ -473,11 +473,7 @@ func (c *proc) decide(ctx context.Context, req *abi.Request, deadline time.Time)
 // cancel tells the child to stop call id, in the background: the caller
 // does not wait for the write.
 func (c *proc) cancel(id uint64) {
-	c.p.bg.Add(1)
-	go func() {
-		defer c.p.bg.Done()
-		_ = c.write(frameCancel, id, nil, time.Now().Add(stuckGrace))
-	}()
+	c.p.goBG(func() { _ = c.write(frameCancel, id, nil, time.Now().Add(stuckGrace)) })
 }
 
 // kill ends the child (its process group) unless it has exited already;
