@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -165,7 +166,7 @@ func (c *proc) readLoop(ready chan<- *readyMsg, failed chan<- *host.Error) {
 			return maxHelloBytes
 		case frameReady, frameFailed, frameRetire:
 			return maxReadyBytes
-		case frameAnswer:
+		case frameAnswer, frameLogs:
 			return maxAnswer
 		}
 		return 0
@@ -223,13 +224,21 @@ func (c *proc) readLoop(ready chan<- *readyMsg, failed chan<- *host.Error) {
 	}
 	ready <- &r
 
+	var (
+		logsOf uint64 // the call the logs below are for, from the frame before its answer
+		logs   []host.Log
+		big    *tooLargeError
+	)
 	for {
 		typ, id, payload, err := readFrame(c.stdout, limit)
 		var tl *tooLargeError
 		switch {
+		case errors.As(err, &tl) && typ == frameLogs:
+			big, logsOf, logs = tl, id, nil
+			continue
 		case errors.As(err, &tl) && typ == frameAnswer:
 			c.finish(id, host.Result{Err: p.fail(host.KindOutputTooLarge,
-				fmt.Errorf("answer of %d bytes (its logs included) exceeds the worker's bound of %d", tl.size, tl.max))})
+				fmt.Errorf("answer of %d bytes exceeds the worker's bound of %d", tl.size, tl.max))})
 			continue
 		case err != nil:
 			if !errors.Is(err, io.EOF) {
@@ -241,8 +250,30 @@ func (c *proc) readLoop(ready chan<- *readyMsg, failed chan<- *host.Error) {
 			return
 		}
 		switch typ {
+		case frameLogs:
+			big, logsOf, logs = nil, id, nil
+			if c.waiting(id) { // nobody reads the logs of a call given up on
+				if logs, err = parseLogs(payload); err != nil {
+					c.kill(err)
+					return
+				}
+			}
 		case frameAnswer:
-			c.finish(id, c.decodeAnswer(id, payload))
+			c.answered.Store(true) // alive and speaking: not a crash loop
+			if !c.waiting(id) {
+				c.finish(id, host.Result{}) // late: stops the stuck timer, nothing to decode
+				continue
+			}
+			r := c.decodeAnswer(id, payload)
+			if logsOf == id {
+				r.Logs = logs
+				if big != nil && r.Err == nil {
+					r = host.Result{Err: p.fail(host.KindOutputTooLarge,
+						fmt.Errorf("logs of %d bytes exceed the worker's bound of %d", big.size, big.max))}
+				}
+			}
+			logsOf, logs, big = 0, nil, nil
+			c.finish(id, r)
 		case frameRetire:
 			var m retireMsg
 			if decodeStrict(payload, &m, "reason") != nil {
@@ -283,7 +314,7 @@ func (c *proc) limit() error {
 func (c *proc) decodeAnswer(id uint64, payload []byte) host.Result {
 	p := c.p
 	var a answerMsg
-	if err := decodeStrict(payload, &a, "decision", "failure", "logs"); err != nil {
+	if err := decodeStrict(payload, &a, "decision", "failure"); err != nil {
 		return c.broken(fmt.Errorf("answer: %v", err))
 	}
 	c.mu.Lock()
@@ -292,7 +323,6 @@ func (c *proc) decodeAnswer(id uint64, payload []byte) host.Result {
 	if call == nil {
 		return host.Result{} // finish drops it
 	}
-	c.answered.Store(true)
 	switch {
 	case (a.Decision == nil) == (a.Failure == nil):
 		return c.broken(errors.New("answer with both or neither of decision and failure"))
@@ -300,17 +330,27 @@ func (c *proc) decodeAnswer(id uint64, payload []byte) host.Result {
 		if !knownKinds[a.Failure.Kind] {
 			return c.broken(fmt.Errorf("unknown failure kind %q", a.Failure.Kind))
 		}
+		a.Failure.Message = strings.ToValidUTF8(a.Failure.Message, "\uFFFD")
 		if a.Failure.Kind == host.KindCancelled {
 			// The parent had not cancelled it (a cancelled call is no longer
 			// pending): the child gave up on its own.
 			return c.broken(fmt.Errorf("the worker cancelled a call unasked: %s", a.Failure.Message))
 		}
-		return host.Result{Err: p.fail(a.Failure.Kind, &remoteError{a.Failure.Message}), Logs: a.Logs}
+		return host.Result{Err: p.fail(a.Failure.Kind, &remoteError{a.Failure.Message})}
 	}
 	if err := a.Decision.Validate(call.options); err != nil {
 		return c.broken(fmt.Errorf("decision the host would not have passed: %v", err))
 	}
-	return host.Result{Decision: *a.Decision, Logs: a.Logs}
+	return host.Result{Decision: *a.Decision}
+}
+
+// waiting reports whether call id waits for its answer: pending, and its
+// caller not gone at the deadline.
+func (c *proc) waiting(id uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	call := c.calls[id]
+	return call != nil && call.overdue == nil
 }
 
 // broken kills a child that sent a malformed answer and fails the call.
@@ -587,24 +627,27 @@ func (c *proc) wait(readers *sync.WaitGroup) {
 	c.p.bg.Done() // counted in by track
 }
 
-// deathError describes how the child ended; c.mu is held.
+// deathError describes how the child ended; c.mu is held. It wraps
+// ErrCrashed and, when the parent killed it, why (ErrStuck, ErrProtocol).
 func (c *proc) deathError(waitErr error) *host.Error {
 	how := "exited"
 	if waitErr != nil {
 		how = waitErr.Error() // "signal: killed", "exit status 2"
 	}
-	msg := fmt.Sprintf("%s (pid %d)", how, c.pid)
+	var err error
 	if c.cause != nil {
-		msg += ": " + c.cause.Error()
+		err = fmt.Errorf("%w: %s (pid %d): %w", ErrCrashed, how, c.pid, c.cause)
+	} else {
+		err = fmt.Errorf("%w: %s (pid %d)", ErrCrashed, how, c.pid)
 	}
 	if last := c.stderr.last(); last != "" {
-		msg += ": " + last
+		err = fmt.Errorf("%w: %s", err, last)
 	}
 	kind := host.KindTrap
 	if c.stderr.outOfMemory() {
 		kind = host.KindMemory
 	}
-	return c.p.fail(kind, fmt.Errorf("%w: %s", ErrCrashed, msg))
+	return c.p.fail(kind, err)
 }
 
 func (c *proc) String() string { return "plugin worker " + strconv.Itoa(c.pid) }

@@ -222,7 +222,7 @@ func (s *server) done(id uint64) {
 }
 
 func (s *server) answer(id uint64, r host.Result) {
-	a := answerMsg{Logs: r.Logs}
+	var a answerMsg
 	if r.Err != nil {
 		f := failureMsg{Kind: host.KindOf(r.Err), Message: r.Err.Error()}
 		var he *host.Error
@@ -237,7 +237,16 @@ func (s *server) answer(id uint64, r host.Result) {
 	if err != nil {
 		b, _ = marshal(answerMsg{Failure: &failureMsg{Kind: host.KindBadOutput, Message: "answer not encodable: " + err.Error()}})
 	}
-	_ = s.send(frameAnswer, id, b)
+	// The logs, then the answer, in one write: adjacent on the pipe.
+	var frames []byte
+	if len(r.Logs) > 0 {
+		logs := appendLogs(nil, r.Logs)
+		frames = appendFrame(make([]byte, 0, 2*headerSize+len(logs)+len(b)), frameLogs, id, logs)
+	}
+	frames = appendFrame(frames, frameAnswer, id, b)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, _ = s.out.Write(frames)
 }
 
 // retireOnCPULimit asks the parent, once, to replace this child when the

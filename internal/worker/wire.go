@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
@@ -42,6 +43,7 @@ const (
 	frameDecide byte = 'D' // parent → child: id, an abi.Request in the request gob stream
 	frameCancel byte = 'C' // parent → child: id, no payload
 	frameAnswer byte = 'A' // child → parent: id, answerMsg
+	frameLogs   byte = 'G' // child → parent: id, the call's logs (appendLogs), just before its answer
 	frameRetire byte = 'X' // child → parent: retireMsg
 )
 
@@ -104,7 +106,56 @@ type failureMsg struct {
 type answerMsg struct {
 	Decision *abi.Decision `json:"decision"`
 	Failure  *failureMsg   `json:"failure"`
-	Logs     []host.Log    `json:"logs"`
+}
+
+// A call's logs travel in a frame of their own, in a plain binary form:
+// per entry the level and the message, each a uvarint length and its
+// bytes. They are shown, never acted on, and can be many (a plugin may
+// log thousands of short lines within its bound): as strict JSON they cost
+// the parent ~10 ms per 4,096 entries, here ~0.1 ms.
+func appendLogs(b []byte, logs []host.Log) []byte {
+	for _, l := range logs {
+		b = binary.AppendUvarint(b, uint64(len(l.Level)))
+		b = append(b, l.Level...)
+		b = binary.AppendUvarint(b, uint64(len(l.Message)))
+		b = append(b, l.Message...)
+	}
+	return b
+}
+
+// logLevels are the levels a log entry may have (host.Log).
+var logLevels = map[string]string{"stdout": "stdout", "stderr": "stderr", "debug": "debug", "info": "info",
+	"warn": "warn", "error": "error", "trace": "trace"}
+
+// parseLogs reads what appendLogs wrote, as from an untrusted peer: known
+// levels only, messages made valid UTF-8.
+func parseLogs(b []byte) ([]host.Log, error) {
+	var logs []host.Log
+	next := func() ([]byte, error) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return nil, fmt.Errorf("%w: logs frame cut short", ErrProtocol)
+		}
+		v := b[k : k+int(n)]
+		b = b[k+int(n):]
+		return v, nil
+	}
+	for len(b) > 0 {
+		level, err := next()
+		if err != nil {
+			return nil, err
+		}
+		lv, ok := logLevels[string(level)]
+		if !ok {
+			return nil, fmt.Errorf("%w: log level %.20q", ErrProtocol, level)
+		}
+		msg, err := next()
+		if err != nil {
+			return nil, err
+		}
+		logs = append(logs, host.Log{Level: lv, Message: strings.ToValidUTF8(string(msg), "\uFFFD")})
+	}
+	return logs, nil
 }
 
 type retireMsg struct {

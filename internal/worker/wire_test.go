@@ -8,10 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,15 +29,22 @@ import (
 // the payload its mode names, to show what the parent does with a child
 // that is not permhost's own code any more (a wazero bug exploited).
 var evilAnswers = map[string]string{
-	"evil-dupkeys":   `{"decision":{"outcome":"reject","outcome":"allow"},"failure":null,"logs":null}`,
-	"evil-casekeys":  `{"decision":{"outcome":"allow"},"Decision":null,"failure":null,"logs":null}`,
+	"evil-dupkeys":   `{"decision":{"outcome":"reject","outcome":"allow"},"failure":null}`,
+	"evil-casekeys":  `{"decision":{"outcome":"allow"},"Decision":null,"failure":null}`,
 	"evil-unknown":   `{"decision":{"outcome":"allow"},"failure":null,"logs":null,"extra":1}`,
-	"evil-unoffered": `{"decision":{"outcome":"select","optionId":"never-offered"},"failure":null,"logs":null}`,
-	"evil-kind":      `{"decision":null,"failure":{"kind":"allow-anyway","message":"x"},"logs":null}`,
-	"evil-cancelled": `{"decision":null,"failure":{"kind":"cancelled","message":"x"},"logs":null}`,
-	"evil-both":      `{"decision":{"outcome":"allow"},"failure":{"kind":"trap","message":"x"},"logs":null}`,
-	"evil-neither":   `{"decision":null,"failure":null,"logs":null}`,
+	"evil-unoffered": `{"decision":{"outcome":"select","optionId":"never-offered"},"failure":null}`,
+	"evil-kind":      `{"decision":null,"failure":{"kind":"allow-anyway","message":"x"}}`,
+	"evil-cancelled": `{"decision":null,"failure":{"kind":"cancelled","message":"x"}}`,
+	"evil-both":      `{"decision":{"outcome":"allow"},"failure":{"kind":"trap","message":"x"}}`,
+	"evil-neither":   `{"decision":null,"failure":null}`,
 	"evil-notjson":   `{"decision":`,
+}
+
+// evilLogs are logs frames an evil child sends before a valid answer.
+var evilLogs = map[string][]byte{
+	"evil-loglevel": appendLogs(nil, []host.Log{{Level: "fatal", Message: "x"}}),
+	"evil-logscut":  appendLogs(nil, []host.Log{{Level: "info", Message: "x"}})[:4],
+	"evil-logshuge": {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f},
 }
 
 func runEvil(mode string) int {
@@ -66,8 +76,11 @@ func runEvil(mode string) int {
 		}
 		n++
 		switch {
+		case evilLogs[mode] != nil:
+			send(frameLogs, id, evilLogs[mode])
+			send(frameAnswer, id, []byte(`{"decision":{"outcome":"abstain"},"failure":null}`))
 		case mode == "evil-fast": // not evil: BenchmarkCallFloor's child
-			send(frameAnswer, id, []byte(`{"decision":{"outcome":"abstain"},"failure":null,"logs":null}`))
+			send(frameAnswer, id, []byte(`{"decision":{"outcome":"abstain"},"failure":null}`))
 		case mode == "evil-frame":
 			send('?', id, nil)
 		case mode == "evil-huge" && n == 1:
@@ -75,7 +88,7 @@ func runEvil(mode string) int {
 			big := make([]byte, maxAnswerBytes(sandbox.DefaultLimits())+1)
 			send(frameAnswer, id, big)
 		case mode == "evil-huge":
-			send(frameAnswer, id, []byte(`{"decision":{"outcome":"abstain","reason":"after the skip"},"failure":null,"logs":null}`))
+			send(frameAnswer, id, []byte(`{"decision":{"outcome":"abstain","reason":"after the skip"},"failure":null}`))
 		case mode == "evil-short":
 			// A header promising more than ever comes, then the end.
 			var h [headerSize]byte
@@ -98,7 +111,11 @@ func TestEvilChild(t *testing.T) {
 	// The outcome is the point, not the time: a deadline no loaded machine
 	// misses.
 	patient := sandbox.Limits{Timeout: 30 * time.Second}
-	for mode := range evilAnswers {
+	modes := slices.Collect(maps.Keys(evilAnswers))
+	for m := range evilLogs {
+		modes = append(modes, m)
+	}
+	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
 			p := startWorker(t, host.Options{Name: mode, Path: fixture(t, "good"), Limits: patient})
 			pid := p.pid()
@@ -195,8 +212,12 @@ func FuzzReadFrame(f *testing.F) {
 	for _, a := range evilAnswers {
 		f.Add(appendFrame(nil, frameAnswer, 1, []byte(a)))
 	}
-	f.Add(appendFrame(nil, frameAnswer, 1, []byte(`{"decision":{"outcome":"allow"},"failure":null,"logs":[{"level":"info","message":"m"}]}`)))
+	f.Add(appendFrame(appendFrame(nil, frameLogs, 1, appendLogs(nil, []host.Log{{Level: "info", Message: "m"}})),
+		frameAnswer, 1, []byte(`{"decision":{"outcome":"allow"},"failure":null}`)))
 	f.Add(appendFrame(nil, frameRetire, 0, []byte(`{"reason":"cpu"}`)))
+	for _, l := range evilLogs {
+		f.Add(appendFrame(nil, frameLogs, 1, l))
+	}
 	options := request("f", "").Options
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := bufio.NewReader(bytes.NewReader(b))
@@ -209,11 +230,23 @@ func FuzzReadFrame(f *testing.F) {
 			if err != nil {
 				return
 			}
+			if typ == frameLogs {
+				logs, err := parseLogs(payload)
+				for _, l := range logs {
+					if logLevels[l.Level] == "" || !utf8.ValidString(l.Message) {
+						t.Fatalf("accepted log %+v", l)
+					}
+				}
+				if err == nil && !bytes.Equal(appendLogs(nil, logs), payload) && utf8.Valid(payload) {
+					t.Fatalf("logs do not round-trip")
+				}
+				continue
+			}
 			if typ != frameAnswer {
 				continue
 			}
 			var a answerMsg
-			if decodeStrict(payload, &a, "decision", "failure", "logs") != nil || a.Decision == nil {
+			if decodeStrict(payload, &a, "decision", "failure") != nil || a.Decision == nil {
 				continue
 			}
 			if a.Decision.Validate(options) == nil {
