@@ -130,8 +130,8 @@ func (p *Plugin) spawn(ctx context.Context) (*proc, *readyMsg, *host.Error) {
 	}()
 	go c.wait(&readers)
 
-	// Bound the whole handshake by the init budget, like the host's load
-	// calls; compiling is the host's to bound (it is, by its context).
+	// The whole start is bounded (Options.LoadTimeout): the host bounds its
+	// own phases, this bounds a child that never gets that far.
 	timer := time.NewTimer(p.loadBudget)
 	defer timer.Stop()
 	select {
