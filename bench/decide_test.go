@@ -453,7 +453,7 @@ func BenchmarkFallback(b *testing.B) {
 		// deadline answers: Fallback/NAME/process.
 		b.Run(c.name+"/process", func(b *testing.B) {
 			p := loadProcess(b, fixture(b, c.name), "", 0)
-			timeToFallback(b, c.name, c.want, func() error { return p.Call(ctx, req).Err })
+			timeToFallback(b, c.name, c.want, func() error { return p.Call(ctx, req).Err }, p.Serving)
 		})
 	}
 }

@@ -507,6 +507,14 @@ func (p *Plugin) ABI() abi.Version { return p.abiVersion }
 // Limits returns the limits in force in the child, defaults filled in.
 func (p *Plugin) Limits() sandbox.Limits { return p.limits }
 
+// Serving reports whether a child is serving calls: false while one is
+// replaced (calls then fail at once with kind load), or once closed.
+func (p *Plugin) Serving() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cur != nil && !p.closed
+}
+
 // pid is the serving child's process id, 0 while it is replaced.
 func (p *Plugin) pid() int {
 	p.mu.Lock()

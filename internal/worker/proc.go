@@ -471,7 +471,16 @@ func (c *proc) decide(ctx context.Context, req *abi.Request, deadline time.Time)
 			// Not even reading its stdin: stuck (and killed).
 			return timeout()
 		}
-		return host.Result{Err: p.fail(host.KindTrap, fmt.Errorf("%w: sending the request: %v", ErrCrashed, err))}
+		// Its pipe broke: it is dying (sendRequest made sure). Its death
+		// says why better than the pipe, if it comes by the deadline.
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		select {
+		case <-c.dead:
+			return host.Result{Err: c.death}
+		case <-t.C:
+			return timeout()
+		}
 	}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()

@@ -253,10 +253,10 @@ func (r *report) markdown() string {
 	w("`go test -bench ^BenchmarkFallback$ -benchtime 200x ./bench`: from the call until the host returns the failure that sends the decision to the builtin fallback. Goal for the fixtures that run until stopped: deadline + 2 ms.\n\n")
 	restarts, late := 0.0, 0.0
 	for _, f := range fallbackFixtures {
-		restarts += r.median("bench.Fallback/" + f.name + "/process.restart-failures")
+		restarts += r.median("bench.Fallback/" + f.name + "/process.restarts")
 		late += r.median("bench.Fallback/" + f.name + "/process.late")
 	}
-	w("The process columns are the same fixture behind the process wall (`isolation = \"process\"`, `Fallback/NAME/process`): the parent answers by its own deadline (the plugin's plus 1 ms) whatever the child does. A child still silent 500 ms after a deadline is killed and replaced; calls that failed with it or during its restart (fast, kind load) are counted in: %.0f of the process calls here; %.0f calls of fixtures that end before their deadline met it instead (a loaded machine), also counted in.\n\n", restarts, late)
+	w("The process columns are the same fixture behind the process wall (`isolation = \"process\"`, `Fallback/NAME/process`): the parent answers by its own deadline (the plugin's plus 1 ms) whatever the child does. A child still silent 500 ms after a deadline is killed and replaced; a call that failed with it, or during its restart (fast, kind load), is not timed and the run waits for the replacement: %.0f such calls here. %.0f calls of fixtures that end before their deadline met it instead (a loaded machine); those are timed.\n\n", restarts, late)
 	w("| fixture | ends as | p50 (ms) | p99 (ms) | max (ms) | goal ≤ 102 ms at p99 | process p50 (ms) | process p99 (ms) | process max (ms) |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, f := range fallbackFixtures {
 		k := "bench.Fallback/" + f.name
