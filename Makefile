@@ -20,7 +20,7 @@ export PERMHOST_PLUGINS_DIR := $(abspath $(PLUGINS))
 all: build plugins
 
 build:
-	$(GO) build -o $(BIN) ./cmd/permhost
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/permhost
 
 # Example plugins: each its own module under plugins/examples, built once into
 # build/plugins and reused by the tests (first builds take ~30 s each).
@@ -30,7 +30,7 @@ plugins:
 # The README's first command: a scripted agent session through the default
 # policy (examples/permhost.toml), offline.
 demo: build plugins
-	$(BIN) demo --plugins $(PLUGINS)
+	$(BIN) demo --plugins $(PLUGINS) --log $(BUILD)/demo-decisions.jsonl
 
 test: build plugins
 	$(GOTEST) -race $(TESTFLAGS) $$($(GO) list ./... | grep -v -e '/e2e$$' -e '/plugins/examples$$' -e '/bench$$')

@@ -10,7 +10,7 @@ import (
 // different major version, or of the same major and a newer minor.
 const (
 	Major = 1
-	Minor = 0
+	Minor = 1
 )
 
 // Names of the functions a plugin exports.
@@ -54,10 +54,15 @@ type Request struct {
 	// ToolCall is the merged view of the tool call: every earlier tool_call and
 	// tool_call_update for its id, then the request's own toolCall on top.
 	ToolCall ToolCall `json:"toolCall"`
+	// Action is the canonical view of what the tool call does, read from the
+	// agent's own request shape by its profile (ABI 1.1): the same action
+	// looks the same whichever agent asks. ToolCall stays verbatim beside it.
+	Action *Action `json:"action,omitempty"`
 	// Options are the options the agent offered, in the agent's order. An
 	// answer may only name one of these.
 	Options []Option `json:"options"`
-	// Shell is present when the tool call carries a shell command.
+	// Shell is present when the tool call carries a shell command: the
+	// analysis of Action.Command.
 	Shell *Shell `json:"shell,omitempty"`
 	// Paths are the files the call touches, from locations, diffs and
 	// redirects.
@@ -77,9 +82,15 @@ type Session struct {
 	Cwd string `json:"cwd,omitempty"`
 	// Mode is the current mode id (for example "default", "plan",
 	// "acceptEdits"); empty when unknown.
-	Mode   string `json:"mode,omitempty"`
-	Agent  *Peer  `json:"agent,omitempty"`
-	Client *Peer  `json:"client,omitempty"`
+	Mode string `json:"mode,omitempty"`
+	// Home is the user's home directory, what "~" stands for (ABI 1.1);
+	// empty when unknown.
+	Home string `json:"home,omitempty"`
+	// Agent is the agentInfo of initialize. A 1.1 host always sets it, with
+	// the profile it reads the agent's requests with; Name is empty when the
+	// agent sent no agentInfo.
+	Agent  *Peer `json:"agent,omitempty"`
+	Client *Peer `json:"client,omitempty"`
 }
 
 // Peer is the agentInfo or clientInfo of initialize.
@@ -87,6 +98,48 @@ type Peer struct {
 	Name    string `json:"name"`
 	Title   string `json:"title,omitempty"`
 	Version string `json:"version,omitempty"`
+	// Profile names the agent profile permhost applied (agent only, ABI
+	// 1.1): claude-agent-acp, codex-acp, gemini-cli, qwen-code, or generic
+	// for an agent it does not know.
+	Profile string `json:"profile,omitempty"`
+}
+
+// Action families (ABI 1.1): what a tool call does, whatever the agent
+// calls the tool and whichever ACP kind it chose.
+const (
+	FamilyShell      = "shell"
+	FamilyEdit       = "edit"
+	FamilyRead       = "read"
+	FamilyDelete     = "delete"
+	FamilyMove       = "move"
+	FamilyFetch      = "fetch"
+	FamilySearch     = "search"
+	FamilyMCP        = "mcp"
+	FamilySwitchMode = "switch_mode"
+	FamilyOther      = "other"
+)
+
+// Action is the canonical view of a tool call (ABI 1.1): the facts every
+// agent puts in a different place, found by the agent's profile.
+type Action struct {
+	// Family is one of the Family constants; "other" when nothing better is
+	// known.
+	Family string `json:"family"`
+	// Command is the shell command (script) the call runs, from wherever
+	// the agent puts it: rawInput.command, the script of an argv such as
+	// ["/bin/bash","-lc",SCRIPT], or (Gemini CLI only) the title.
+	Command string `json:"command,omitempty"`
+	// Cwd is the absolute directory Command runs in: the agent's own when
+	// it says (codex-acp's rawInput.cwd, Gemini's content text), else the
+	// session's.
+	Cwd string `json:"cwd,omitempty"`
+	// Paths are the absolute paths of the files the tool itself names (an
+	// edit's, a read's; claude-agent-acp also names a command's targets),
+	// in the order found. Request.Paths holds these with their access, and
+	// the files the shell analysis finds a command touching.
+	Paths []string `json:"paths,omitempty"`
+	// URLs are the URLs a fetch names.
+	URLs []string `json:"urls,omitempty"`
 }
 
 // Tool kinds of ACP.
@@ -146,6 +199,36 @@ type Option struct {
 	// Changes is the validated snapshot of the durable changes choosing this
 	// option would make; nil when the agent described none.
 	Changes *ChangeSet `json:"changes,omitempty"`
+	// Grants is what choosing a durable option really grants, from the
+	// agent's profile (ABI 1.1): its scope, and the rule it records or the
+	// mode it switches to. Scope "unknown" means the profile does not know
+	// this option: it may grant anything. Absent on one-time options.
+	Grants *Grant `json:"grants,omitempty"`
+}
+
+// Grant scopes (ABI 1.1).
+const (
+	// GrantScopeSession lasts until the session ends.
+	GrantScopeSession = "session"
+	// GrantScopeWorkspace is stored in the workspace (a settings file in
+	// the project) and applies to every later session there.
+	GrantScopeWorkspace = "workspace"
+	// GrantScopeUser is stored for the user and applies everywhere.
+	GrantScopeUser = "user"
+	// GrantScopeUnknown: the profile does not know what the option grants.
+	GrantScopeUnknown = "unknown"
+)
+
+// Grant is what a durable option hands to the agent beyond this one call.
+type Grant struct {
+	Scope string `json:"scope"`
+	// Rule is the rule the agent records, in its own notation where it has
+	// one ("Bash(rm *)"), else "what: value" ("command root: rm", "prefix:
+	// rm -rf build", "files: /p/a.txt"); empty when it records none or it
+	// is not known.
+	Rule string `json:"rule,omitempty"`
+	// Mode is the mode the session switches to.
+	Mode string `json:"mode,omitempty"`
 }
 
 // ChangeSet is what an option would change beyond this one call.
@@ -244,6 +327,27 @@ type Command struct {
 	// Dynamic is true when a word of Argv depends on run-time values
 	// (variables, substitutions, globs); such words appear as written.
 	Dynamic bool `json:"dynamic,omitempty"`
+	// Pipeline numbers the pipeline the command belongs to, from 1 in
+	// script order (ABI 1.1): commands joined by | or |&, directly or
+	// inside a subshell, block or substitution of a stage, share it; every
+	// other command has a number of its own. 0 when unknown.
+	Pipeline int `json:"pipeline,omitempty"`
+	// Stage orders the commands of one pipeline, from 1 (ABI 1.1): the
+	// output of a command can reach, through pipes, the input of the
+	// commands of its pipeline with a higher stage and of no other. So
+	// "curl x | sh" is curl stage 1, sh stage 2 of one pipeline, and
+	// "curl x; echo hi | bash" puts curl in a pipeline of its own.
+	Stage int `json:"stage,omitempty"`
+	// Source is where the command is written in Shell.Source, when the
+	// analysis can tell (ABI 1.1): the whole statement, redirects included,
+	// or the statement of the wrapper that runs it.
+	Source *Range `json:"source,omitempty"`
+}
+
+// Range is a byte range [Start, End) of a string.
+type Range struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
 }
 
 // Assignment is NAME=VALUE.

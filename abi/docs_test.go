@@ -41,6 +41,16 @@ func TestDocExamples(t *testing.T) {
 	if req.ABI != Current || req.Shell == nil || !req.Shell.Parsed || len(req.Paths) == 0 || len(req.Options) == 0 {
 		t.Errorf("the request example should show abi %v, a parsed shell, paths and options: %+v", Current, req)
 	}
+	// ABI 1.1's fields, as a 1.1 host fills them.
+	if req.Action == nil || req.Action.Family != FamilyShell || req.Action.Command != req.Shell.Source || req.Session.Home == "" ||
+		req.Session.Agent == nil || req.Session.Agent.Profile == "" || req.Options[0].Grants == nil {
+		t.Errorf("the request example should show action, session.home, agent.profile and grants: %+v", req)
+	}
+	for _, c := range req.Shell.Commands {
+		if c.Pipeline < 1 || c.Stage < 1 || c.Source == nil || req.Shell.Source[c.Source.Start:c.Source.End] == "" {
+			t.Errorf("command %q of the request example lacks pipeline, stage or source", c.Argv)
+		}
+	}
 	outcomes := map[Outcome]bool{}
 	for _, b := range decisions {
 		if err := validateJSON(t, DecisionSchema, b); err != nil {

@@ -187,6 +187,8 @@ func TestSchemaEnums(t *testing.T) {
 		{"Option", req, "Option", "kind"},
 		{"Kind", req, "ToolCall", "kind"},
 		{"Access", req, "Path", "access"},
+		{"Family", req, "Action", "family"},
+		{"GrantScope", req, "Grant", "scope"},
 	}
 	checked := map[string]bool{}
 	for _, e := range enums {
@@ -224,7 +226,7 @@ func constsByPrefix(t *testing.T) map[string][]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefixes := []string{"Outcome", "Scope", "Risk", "Option", "Kind", "Access"}
+	prefixes := []string{"Outcome", "Scope", "Risk", "Option", "Kind", "Access", "Family", "GrantScope"}
 	out := map[string][]string{}
 	fset := token.NewFileSet()
 	for _, name := range files {
@@ -393,6 +395,7 @@ func TestSchemaValidatesEncodedValues(t *testing.T) {
 	var req Request
 	fill(reflect.ValueOf(&req).Elem())
 	req.ToolCall.Kind, req.Options[0].Kind, req.Paths[0].Access = KindExecute, OptionAllowOnce, AccessWrite
+	req.Action.Family, req.Options[0].Grants.Scope = FamilyShell, GrantScopeWorkspace
 	b, _ := json.Marshal(req)
 	if err := validateJSON(t, RequestSchema, b); err != nil {
 		t.Errorf("a fully populated Request does not validate: %v\n%s", err, b)

@@ -506,9 +506,13 @@ func (c *ClientConn) readLoop() {
 		}
 		c.handle(trimEOL(line), false)
 	}
-	if err == io.EOF {
+	switch {
+	case err == io.EOF:
 		err = ErrAgentClosed
-	} else {
+	case errors.Is(c.Err(), ErrConnClosed):
+		// Close closed the agent's output under this read: the end that was
+		// asked for, not a failure (c.err stays ErrConnClosed).
+	default:
 		c.log.Error("reading from the agent failed", "err", err)
 	}
 	c.mu.Lock()

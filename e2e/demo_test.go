@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -36,8 +37,22 @@ func TestDemo(t *testing.T) {
 			t.Errorf("no line %q → %q in:\n%s", w.call, w.verdict, out)
 		}
 	}
-	if !strings.Contains(out, "turn ended: end_turn") || !strings.Contains(out, "6 decisions logged") {
+	if !strings.Contains(out, "turn ended: end_turn (6 tool calls, 6 permission decisions)") {
 		t.Errorf("demo did not end as expected:\n%s", out)
+	}
+	// The decision log the demo names at the end is there to read, and
+	// holds the six decisions.
+	m := regexp.MustCompile(`(?m)^6 decisions logged to (/\S+\.jsonl) `).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("the demo names no decision log:\n%s", out)
+	}
+	defer os.Remove(m[1])
+	log, err := os.ReadFile(m[1])
+	if err != nil {
+		t.Fatalf("the decision log the demo named: %v", err)
+	}
+	if n := bytes.Count(log, []byte("\n")); n != 6 || !bytes.Contains(log, []byte(`"decidedBy":"protect-secrets"`)) {
+		t.Errorf("the decision log holds %d lines:\n%s", n, log)
 	}
 	if !strings.Contains(stdout.String(), "src/app.ts is patched") {
 		t.Errorf("agent text missing from stdout:\n%s", stdout.String())

@@ -26,7 +26,9 @@ func TestMain(m *testing.M) {
 			os.Setenv("XDG_CACHE_HOME", abs)
 		}
 	}
-	args := []string{"build", "-o", permhostBin}
+	// -buildvcs=auto stamps the revision in a checkout (TestVersion reads it)
+	// even where GOFLAGS turns stamping off.
+	args := []string{"build", "-buildvcs=auto", "-o", permhostBin}
 	if raceEnabled {
 		args = append(args, "-race")
 	}

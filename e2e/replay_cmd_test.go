@@ -64,16 +64,31 @@ func TestReplayCommandGolden(t *testing.T) {
 	if code != 1 {
 		t.Errorf("--fail-on-diff exit %d, want 1", code)
 	}
-	rows := 0
+	rows, rmRejected := 0, map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		var r struct {
-			File, Today, Actual string
-			Differs             bool
+			File, Today, Actual, Title, DecidedBy string
+			Differs                               bool
 		}
 		if err := json.Unmarshal([]byte(line), &r); err != nil || r.File == "" || r.Today == "" {
 			t.Fatalf("--json line %q: %v", line, err)
 		}
 		rows++
+		// The same rm -rf build is rejected whichever agent asks: Gemini
+		// CLI's command is only its title, Qwen Code's title is not its
+		// command, codex-acp's is a string beside a cwd.
+		if strings.HasPrefix(r.Title, "rm -rf build") {
+			agent, _, _ := strings.Cut(r.File, "-")
+			if r.DecidedBy != "team-rules" {
+				t.Errorf("%s: rm -rf build decided %q by %q, want a reject by team-rules", r.File, r.Today, r.DecidedBy)
+			}
+			rmRejected[agent] = true
+		}
+	}
+	for _, agent := range []string{"claude", "claude101", "codexts", "gemini", "qwen"} {
+		if !rmRejected[agent] {
+			t.Errorf("no rm -rf build of %s replayed", agent)
+		}
 	}
 	if rows != requests {
 		t.Errorf("%d JSON rows, want %d (every permission request of the recorded transcripts)", rows, requests)

@@ -15,7 +15,7 @@ import (
 // plugin.
 func TestExamplePluginTests(t *testing.T) {
 	var dirs []string
-	for _, name := range []string{"plan-mode", "protect-secrets", "explainer", "team-rules", "readonly-as"} {
+	for _, name := range []string{"plan-mode", "protect-secrets", "explainer", "team-rules", "readonly-as", "no-force-push"} {
 		examplePlugin(t, name)
 		dir := filepath.Join("plugins", "examples", name)
 		if _, err := os.Stat(filepath.Join(repoRoot, dir, "tests.toml")); err != nil {

@@ -376,8 +376,8 @@ func (inst *instance) log(level string, msg []byte) {
 // stream records a write to stdout or stderr, joining writes until a line
 // ends so that one message is one log entry.
 func (inst *instance) stream(level string, p []byte) {
-	if inst.warming || !inst.collectLogs && inst.plugin.logger == nil {
-		return
+	if len(p) == 0 || inst.warming || !inst.collectLogs && inst.plugin.logger == nil {
+		return // an empty write (wasi-libc's fflush sends one) is no message
 	}
 	inst.logMu.Lock()
 	defer inst.logMu.Unlock()

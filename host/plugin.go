@@ -75,6 +75,7 @@ type Plugin struct {
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
 	cache    wazero.CompilationCache
+	entry    *compileCache // nil without a compile cache
 
 	// initBudget bounds making an instance ready and the load-time calls.
 	initBudget time.Duration
@@ -142,6 +143,11 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	}
 	if err := p.handshake(ctx); err != nil {
 		return nil, err
+	}
+	if p.entry != nil {
+		if err := p.entry.keepInfo(p.info); err != nil && p.logger != nil {
+			p.logger.Warn("compile cache: plugin description not kept", "plugin", p.name, "err", err)
+		}
 	}
 	return p, nil
 }
@@ -282,7 +288,7 @@ func (p *Plugin) compile(ctx context.Context, wasm []byte, cacheDir string) erro
 			}
 		}
 	}
-	p.cache = wcache
+	p.cache, p.entry = wcache, cache
 	if p.rt, err = sandbox.NewRuntime(ctx, p.limits, wcache); err != nil {
 		return p.fail(KindLoad, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/digest"
 )
 
 // Options configure an [Engine].
@@ -81,9 +83,17 @@ type Engine struct {
 	waitOver  chan struct{}
 	waitTimer *time.Timer
 
-	mu      sync.Mutex // guards sources and retired
+	mu      sync.Mutex // guards sources, retired and mistakes
 	sources []*source
 	retired []loaded
+	// mistakes are the [plugin.config] keys their plugins do not declare,
+	// found as the plugins load; CheckConfig reports them, and once it has
+	// (reported set), later ones are logged as errors instead.
+	mistakes []*config.Error
+	reported atomic.Bool
+	// reportedMistakes are those CheckConfig returned, by message: a load
+	// that finds one of them later has nothing new to log.
+	reportedMistakes map[string]bool
 
 	closeOnce sync.Once
 	cancel    context.CancelFunc
@@ -101,7 +111,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	e := &Engine{cfg: cfg, via: opts.Via, home: opts.Home, log: opts.Logger, now: opts.Now,
-		cacheDir: opts.CacheDir, extra: opts.Members, ready: make(chan struct{})}
+		cacheDir: opts.CacheDir, extra: opts.Members, ready: make(chan struct{}), reportedMistakes: map[string]bool{}}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -202,6 +212,26 @@ func (e *Engine) load(ctx context.Context, s *source, strict bool) error {
 		}()
 	}
 	wg.Wait()
+	late := make([]bool, len(pcs)) // a mistake CheckConfig has already missed
+	for i, p := range results {
+		if p == nil {
+			continue
+		}
+		// A key the plugin does not know would fail every request: the
+		// plugin counts as failed to load, and the mistake is the file's.
+		mistakes := config.CheckConfigKeys(pcs[i], p.Info().ConfigKeys)
+		if len(mistakes) == 0 {
+			continue
+		}
+		p.Close(ctx)
+		results[i], errs[i] = nil, &host.Error{Kind: host.KindLoad, Plugin: pcs[i].Name, Err: config.Errors(mistakes)}
+		e.mu.Lock()
+		e.mistakes = append(e.mistakes, mistakes...)
+		for _, m := range mistakes {
+			late[i] = late[i] || e.reported.Load() && !e.reportedMistakes[m.Error()]
+		}
+		e.mu.Unlock()
+	}
 	if strict {
 		if err := errors.Join(errs...); err != nil {
 			for _, p := range results {
@@ -214,10 +244,20 @@ func (e *Engine) load(ctx context.Context, s *source, strict bool) error {
 	}
 	for i, pc := range pcs {
 		m := host.Member{Name: pc.Name, Layer: pc.Layer, Policy: host.FailurePolicy(pc.FailurePolicy)}
-		if errs[i] != nil {
+		switch {
+		case errs[i] != nil && ctx.Err() != nil:
+			// The engine is closing (the agent exited while plugins were
+			// still compiling): the load was stopped, it did not fail.
+			e.log.Debug("plugin load stopped: permhost is shutting down", "plugin", pc.Name)
+			m.Plugin = failed{errs[i]}
+		case errors.Is(errs[i], config.ErrInvalid) && !late[i]:
+			// CheckConfig reports it, with the file's other mistakes.
+			e.log.Debug("plugin configuration has keys the plugin does not declare", "plugin", pc.Name, "err", errs[i])
+			m.Plugin = failed{errs[i]}
+		case errs[i] != nil:
 			e.log.Error("plugin failed to load; its failure policy applies to every request", "plugin", pc.Name, "policy", pc.FailurePolicy, "err", errs[i])
 			m.Plugin = failed{errs[i]}
-		} else {
+		default:
 			p := results[i]
 			s.plugins = append(s.plugins, p)
 			m.Plugin, m.Version, m.SHA256 = p, p.Info().Version, p.SHA256()
@@ -314,6 +354,75 @@ func (e *Engine) reload(ctx context.Context, i int, old *source, seen string) {
 
 // Ready is closed once every plugin has loaded or failed to.
 func (e *Engine) Ready() <-chan struct{} { return e.ready }
+
+// CheckConfig returns the keys of [plugin.config] tables (the
+// configuration's and its bundles') that their plugin does not declare in
+// the configKeys of its permhost_describe, as a [config.ErrorList] with
+// file, line and a suggestion for each; nil when there are none. Such a
+// plugin counts as failed to load, so its failure policy applies to every
+// request; a front end should treat the mistakes as the configuration's and
+// stop before the agent starts.
+//
+// A plugin whose description the compile cache remembers from an earlier
+// load is checked at once; for the others CheckConfig waits for the
+// plugins to load, at most until load_wait after start. A plugin still
+// loading then is checked when it loads, and a mistake found that late is
+// logged as an error.
+func (e *Engine) CheckConfig(ctx context.Context) error {
+	defer e.reported.Store(true)
+	cached, complete := e.cachedMistakes()
+	if !complete {
+		select {
+		case <-e.ready:
+		case <-e.waitOver:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reported.Store(true) // under mu: a mistake found from now on is logged
+	if complete {
+		for _, m := range cached {
+			e.reportedMistakes[m.Error()] = true
+		}
+		return config.Errors(cached)
+	}
+	for _, m := range e.mistakes {
+		e.reportedMistakes[m.Error()] = true
+	}
+	return config.Errors(e.mistakes)
+}
+
+// cachedMistakes checks each plugin that has a configuration table against
+// the description the compile cache remembers for its module; complete is
+// false when some plugin's description is not there (it must load first).
+func (e *Engine) cachedMistakes() (mistakes []*config.Error, complete bool) {
+	e.mu.Lock()
+	sources := slices.Clone(e.sources)
+	e.mu.Unlock()
+	for _, s := range sources {
+		pcs := e.cfg.Plugins
+		if s.manifest != nil {
+			pcs = s.manifest.Plugins
+		}
+		for _, pc := range pcs {
+			if len(pc.Config) == 0 {
+				continue
+			}
+			sha, err := digest.File(pc.Path)
+			if err != nil {
+				return nil, false
+			}
+			info, ok := host.CachedInfo(e.cacheDir, sha)
+			if !ok {
+				return nil, false
+			}
+			mistakes = append(mistakes, config.CheckConfigKeys(pc, info.ConfigKeys)...)
+		}
+	}
+	return mistakes, true
+}
 
 // Config is the engine's configuration.
 func (e *Engine) Config() *config.Config { return e.cfg }

@@ -106,7 +106,7 @@ func (h headlessHandler) DecidePermission(ctx context.Context, pr *acp.Permissio
 		proxyHandler{e}.setAnswer(&d.decision, req, a.OptionID, a.Cancelled)
 	}
 	d.entry.LatencyUs = e.now().Sub(start).Microseconds()
-	e.dlog.Write(d.entry)
+	e.record(d.entry)
 	reason := d.entry.Reason
 	if reason == "" {
 		reason = d.entry.Fallback

@@ -3,7 +3,9 @@ package policy_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,5 +52,38 @@ func TestDecisionsStopWaitingForLoadingPlugins(t *testing.T) {
 	v = e.Run(context.Background(), req)
 	if len(v.Votes) != 1 || v.Votes[0].Err != nil || v.Outcome != abi.OutcomeAllow {
 		t.Fatalf("verdict once loaded = %s, votes %+v", v.Outcome, v.Votes)
+	}
+}
+
+// Closing the engine while a plugin is still loading (an agent that exits
+// at once) stops the load; that is the shutdown asked for, not a failure
+// to report at error level.
+func TestCloseWhileLoadingLogsNoError(t *testing.T) {
+	path, err := filepath.Abs("testdata/endless_init.wasm") // its _initialize never returns
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Strategy: config.StrategySequential,
+		Plugins: []config.Plugin{{Name: "endless", Path: path, Timeout: time.Minute, Memory: 16 << 20,
+			FailurePolicy: config.FailureClosed, Layer: config.LayerUser}}}
+	var logs syncBuffer
+	e, err := policy.New(context.Background(), policy.Options{Config: cfg, CacheDir: "off",
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-e.Ready():
+		t.Fatal("a plugin whose _initialize never returns loaded")
+	default:
+	}
+	e.Close(context.Background())
+	<-e.Ready()
+	out := logs.String()
+	if strings.Contains(out, "level=ERROR") || strings.Contains(out, "level=WARN") {
+		t.Errorf("closing while a plugin loads logged a failure:\n%s", out)
+	}
+	if !strings.Contains(out, "plugin load stopped") {
+		t.Errorf("the stopped load is not noted at debug level:\n%s", out)
 	}
 }

@@ -52,7 +52,7 @@ func (h proxyHandler) RequestPermission(ctx context.Context, pr *acp.PermissionR
 		d.result, d.line = acp.CancelledResult, nil
 	}
 	d.entry.LatencyUs = e.now().Sub(start).Microseconds()
-	e.dlog.Write(d.entry)
+	e.record(d.entry)
 	if ctx.Err() != nil {
 		return acp.Response{}, ctx.Err()
 	}

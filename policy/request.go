@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
+	"github.com/permhost/permhost/internal/profile"
 	"github.com/permhost/permhost/suggestions"
 )
 
@@ -40,23 +42,30 @@ func newDecisionID() string {
 }
 
 // BuildRequest turns an intercepted permission request into the plugins'
-// request. It fails when the request cannot be understood well enough to
-// show it to a plugin (options that do not decode); the caller then falls
-// back. home is the user's home directory for ~ in shell commands ("" when
-// unknown).
+// request. The agent's profile (recognised from initialize's agentInfo)
+// reads the tool call into the canonical action: where the agent put the
+// command, its directory, the files and the URLs, and the agent's own tool
+// name; the shell analysis runs on that command only; each durable option
+// is described by what it really grants. It fails when the request cannot
+// be understood well enough to show it to a plugin (a tool call that is
+// not strict JSON, options that do not decode); the caller then falls
+// back. home is the user's home directory for ~ ("" when unknown).
 func BuildRequest(pr *acp.PermissionRequest, decisionID, home string) (abi.Request, error) {
+	agent := pr.Session.Agent
+	prof := profile.Recognize(agent.Name, agent.Version)
 	req := abi.Request{
 		ABI:        abi.Current,
 		DecisionID: decisionID,
 		Session: abi.Session{
-			ID:   pr.SessionID,
-			Cwd:  pr.Session.Cwd,
-			Mode: pr.Session.Mode,
+			ID:    pr.SessionID,
+			Cwd:   pr.Session.Cwd,
+			Mode:  pr.Session.Mode,
+			Agent: &abi.Peer{Name: agent.Name, Title: agent.Title, Version: agent.Version, Profile: prof.Name},
 		},
 		Raw: pr.Params,
 	}
-	if a := pr.Session.Agent; a.Name != "" || a.Version != "" {
-		req.Session.Agent = &abi.Peer{Name: a.Name, Title: a.Title, Version: a.Version}
+	if path.IsAbs(home) {
+		req.Session.Home = path.Clean(home)
 	}
 	if c := pr.Session.Client; c.Name != "" || c.Version != "" {
 		req.Session.Client = &abi.Peer{Name: c.Name, Title: c.Title, Version: c.Version}
@@ -67,6 +76,10 @@ func BuildRequest(pr *acp.PermissionRequest, decisionID, home string) (abi.Reque
 			return req, fmt.Errorf("policy: toolCall: %w", err)
 		}
 	}
+	facts, err := prof.Read(pr.ToolCall, pr.Session.Cwd, req.Session.Home)
+	if err != nil {
+		return req, fmt.Errorf("policy: %w", err)
+	}
 	req.ToolCall = abi.ToolCall{
 		ID:        tc.ToolCallID,
 		Title:     tc.Title,
@@ -75,10 +88,11 @@ func BuildRequest(pr *acp.PermissionRequest, decisionID, home string) (abi.Reque
 		RawInput:  nullIsAbsent(tc.RawInput),
 		Content:   nullIsAbsent(tc.Content),
 		Locations: tc.Locations,
-		ToolName:  first(tc.Meta.ClaudeCode.ToolName, tc.Meta.ToolName),
+		ToolName:  first(facts.ToolName, tc.Meta.ClaudeCode.ToolName, tc.Meta.ToolName),
 		ParentToolCallID: first(tc.Meta.ClaudeCode.ParentToolCallID, tc.Meta.ClaudeCode.ParentToolUseID,
 			tc.Meta.ParentToolCallID),
 	}
+	req.Action = &facts.Action
 	var params struct {
 		Options json.RawMessage `json:"options"`
 	}
@@ -89,8 +103,16 @@ func BuildRequest(pr *acp.PermissionRequest, decisionID, home string) (abi.Reque
 	if err != nil {
 		return req, err
 	}
+	req.Shell, req.Paths = analyze(facts, pr.Session.Cwd, req.Session.Home)
+	roots := commandRoots(req.Shell)
+	for i := range opts {
+		if g := prof.GrantOf(opts[i], facts.Action, roots); g != nil {
+			// An option that grants more than this call is durable, a
+			// one-time allow that switches the mode included.
+			opts[i].Grants, opts[i].Durable = g, true
+		}
+	}
 	req.Options = opts
-	req.Shell, req.Paths = analyze(req.ToolCall, pr.Session.Cwd, home)
 	return req, nil
 }
 

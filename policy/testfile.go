@@ -24,7 +24,7 @@ var ErrTestFile = errors.New("policy: bad test file")
 //
 //	plugin = "plan-mode.wasm"   # relative to this file; absent in a bundle's tests
 //	[config]                    # the plugin's [plugin.config]
-//	[defaults]                  # options = "claude" | "codex" | "sdk"; cwd; mode; timeout
+//	[defaults]                  # options = "claude" | "codex" | "sdk"; cwd; home; mode; timeout
 //	[[case]]
 //	name = "rm -rf is rejected"
 //	kind = "execute"            # shorthand: a tool kind and a command or a path
@@ -47,6 +47,13 @@ type TestFile struct {
 type CaseDefaults struct {
 	Options string `toml:"options"`
 	Cwd     string `toml:"cwd"`
+	// Home is the session's home directory (session.home), so that a test
+	// of "~" does not depend on who runs it; default: the runner's.
+	Home string `toml:"home"`
+	// Agent is the agentInfo of the session, "name@version"
+	// ("gemini-cli@0.61.0"): the agent whose profile reads the request.
+	// Default: none, read with the generic profile.
+	Agent   string `toml:"agent"`
 	Mode    string `toml:"mode"`
 	Timeout string `toml:"timeout"`
 }
@@ -61,6 +68,8 @@ type TestCase struct {
 	URL          string `toml:"url"`
 	Options      string `toml:"options"`
 	Cwd          string `toml:"cwd"`
+	Home         string `toml:"home"`
+	Agent        string `toml:"agent"`
 	Mode         string `toml:"mode"`
 	Timeout      string `toml:"timeout"`
 	Request      any    `toml:"request"`
@@ -207,11 +216,16 @@ func (tf *TestFile) caseRequest(c TestCase) (*acp.PermissionRequest, error) {
 		}
 		return b
 	}
-	session := acp.SessionInfo{Cwd: pick(c.Cwd, tf.Defaults.Cwd), Mode: pick(c.Mode, tf.Defaults.Mode)}
+	session := acp.SessionInfo{Cwd: pick(c.Cwd, tf.Defaults.Cwd), Mode: pick(c.Mode, tf.Defaults.Mode),
+		Agent: agentPeer(pick(c.Agent, tf.Defaults.Agent))}
 	switch r := c.Request.(type) {
 	case nil:
-		return Shorthand{Kind: c.Kind, Command: c.Command, Path: c.Path, URL: c.URL, Title: c.Title,
+		pr, err := Shorthand{Kind: c.Kind, Command: c.Command, Path: c.Path, URL: c.URL, Title: c.Title,
 			Options: pick(c.Options, tf.Defaults.Options), Cwd: session.Cwd, Mode: session.Mode}.Request()
+		if pr != nil {
+			pr.Session.Agent = session.Agent
+		}
+		return pr, err
 	case string:
 		data, err := os.ReadFile(filepath.Join(filepath.Dir(tf.Path), r))
 		if err != nil {
@@ -232,6 +246,15 @@ func (tf *TestFile) caseRequest(c TestCase) (*acp.PermissionRequest, error) {
 	}
 }
 
+// agentPeer reads "name@version" (the version after the last "@" that is
+// not the first character, so "@scope/name@1.0" works).
+func agentPeer(s string) acp.Peer {
+	if i := strings.LastIndexByte(s, '@'); i > 0 {
+		return acp.Peer{Name: s[:i], Version: s[i+1:]}
+	}
+	return acp.Peer{Name: s}
+}
+
 // CaseResult is the outcome of one case.
 type CaseResult struct {
 	File, Name string
@@ -243,7 +266,8 @@ type CaseResult struct {
 	Duration time.Duration
 }
 
-// RunTests runs every case of tf through chain.
+// RunTests runs every case of tf through chain. home is the session's home
+// directory for cases whose file does not give one.
 func RunTests(ctx context.Context, tf *TestFile, chain *host.Chain, home string) []CaseResult {
 	var out []CaseResult
 	for i, c := range tf.Cases {
@@ -267,7 +291,7 @@ func RunTests(ctx context.Context, tf *TestFile, chain *host.Chain, home string)
 		pr, err := tf.caseRequest(c)
 		if err == nil {
 			var req abi.Request
-			req, err = BuildRequest(pr, fmt.Sprintf("test-%d", i+1), home)
+			req, err = BuildRequest(pr, fmt.Sprintf("test-%d", i+1), firstNonEmpty(c.Home, firstNonEmpty(tf.Defaults.Home, home)))
 			if err == nil {
 				cctx, cancel := context.WithTimeout(ctx, timeout)
 				start := time.Now()

@@ -30,19 +30,20 @@ func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 func runBundle(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
 		fmt.Fprintln(stderr, bundleUsage)
-		if len(args) == 0 {
-			return exitUsage
-		}
+		return exitUsage
+	}
+	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		fmt.Fprintln(stdout, bundleUsage)
 		return exitOK
 	}
 	fs := newFlagSet("bundle "+args[0], stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, bundleUsage) }
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), bundleUsage) }
 	out := fs.String("out", "", "keygen: file for the private key")
 	var keys stringList
 	fs.Var(&keys, "key", "sign: private key file; verify: trusted public key (repeatable)")
-	if code, ok := parseFlags(fs, args[1:]); !ok {
+	if code, ok := parseFlags(fs, args[1:], stdout); !ok {
 		return code
 	}
 	fail := func(err error) int {
@@ -110,7 +111,7 @@ func runBundle(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		if len(keys) > 0 {
 			how = "signature verified"
 		}
-		fmt.Fprintf(stdout, "ok: bundle %s revision %d, layer %s, %d plugin(s), %d test file(s); %s\n", b.Name, b.Revision, b.Layer, len(b.Plugins), len(b.Tests), how)
+		fmt.Fprintf(stdout, "ok: bundle %s revision %d, layer %s, %s, %s; %s\n", b.Name, b.Revision, b.Layer, count(len(b.Plugins), "plugin"), count(len(b.Tests), "test file"), how)
 		return exitOK
 	case "manifest":
 		dir, ok := needDir()

@@ -22,7 +22,7 @@ func init() {
 
 const demoPrompt = "Run the tests, clean up the build cache, store the API token and fix the retry bug."
 
-const demoUsage = `usage: permhost demo [--plugins DIR] [--json]
+const demoUsage = `usage: permhost demo [--plugins DIR] [--log FILE|off] [--json]
 
 Runs a scripted agent session through 'permhost run' with the default policy
 (examples/permhost.toml: protect-secrets, plan-mode, team-rules, explainer),
@@ -32,14 +32,20 @@ edit src/app.ts, read ~/.ssh/id_rsa and fetch a URL; nothing is executed.
 
 --plugins names the directory of the built example plugins (default:
 $PERMHOST_PLUGINS_DIR, else the plugins directory beside the permhost
-binary, else ./build/plugins); 'make demo' builds them first.`
+binary, else ./build/plugins); 'make demo' builds them first.
+
+The decision log (one JSON line per decision, what permhost.toml's [log]
+path writes) is kept after the demo: in --log FILE (appended to), by
+default in a new file in the temporary directory, whose name the demo
+prints last; --log off keeps none.`
 
 func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("demo", stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, demoUsage) }
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), demoUsage) }
 	pluginsFlag := fs.String("plugins", "", "directory of the built example plugins")
 	asJSON := fs.Bool("json", false, "print the run's JSON events instead of the transcript")
-	if code, ok := parseFlags(fs, args); !ok {
+	logFlag := fs.String("log", "", `keep the decision log in FILE ("off": none; default: a new file in the temporary directory)`)
+	if code, ok := parseFlags(fs, args, stdout); !ok {
 		return code
 	}
 	self, err := os.Executable()
@@ -74,8 +80,21 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return exitFail
 		}
 	}
+	logPath, err := demoLogPath(*logFlag)
+	if err != nil {
+		fmt.Fprintln(stderr, "permhost demo:", err)
+		return exitUsage
+	}
+	logLines := countLines(logPath)
 	cfg := bytes.ReplaceAll(examples.Config, []byte(examples.PluginsDir), []byte(plugins+string(filepath.Separator)))
-	cfg = bytes.Replace(cfg, []byte(`path = ""   # e.g. "decisions.jsonl"`), []byte(`path = "decisions.jsonl"`), 1)
+	if logPath != "" {
+		const unset = `path = ""   # e.g. "decisions.jsonl"`
+		if !bytes.Contains(cfg, []byte(unset)) {
+			fmt.Fprintln(stderr, "permhost demo: examples/permhost.toml has no [log] line "+unset)
+			return exitFail
+		}
+		cfg = bytes.Replace(cfg, []byte(unset), []byte("path = "+tomlString(logPath)), 1)
+	}
 	cfgPath := filepath.Join(dir, "permhost.toml")
 	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
 		fmt.Fprintln(stderr, "permhost demo:", err)
@@ -100,10 +119,76 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintln(stderr, "permhost demo:", err)
 		return exitFail
 	}
-	if log, err := os.ReadFile(filepath.Join(dir, "decisions.jsonl")); err == nil {
-		fmt.Fprintf(stderr, "\n%d decisions logged (one JSON line each, as in permhost.toml's [log] path).\n", bytes.Count(log, []byte("\n")))
+	switch n := countLines(logPath) - logLines; {
+	case logPath == "":
+		fmt.Fprintln(stderr, "\nNo decision log kept (--log off).")
+	case n > 0:
+		fmt.Fprintf(stderr, "\n%s logged to %s (one JSON line each, as permhost.toml's [log] path writes them).\n", count(n, "decision"), logPath)
+	case *logFlag == "":
+		os.Remove(logPath) // made for this run, and empty
+		fmt.Fprintln(stderr, "\nNo decision was logged.")
+	default:
+		fmt.Fprintf(stderr, "\nNo decision was logged to %s.\n", logPath)
 	}
 	return code
+}
+
+// demoLogPath is where the demo keeps its decision log: flagValue made
+// absolute, a new file in the temporary directory when it is empty, ""
+// for "off". The log outlives the demo's throwaway directory, so that the
+// file the demo names at the end is there to read.
+func demoLogPath(flagValue string) (string, error) {
+	switch flagValue {
+	case "off":
+		return "", nil
+	case "":
+		f, err := os.CreateTemp("", "permhost-demo-decisions-*.jsonl")
+		if err != nil {
+			return "", fmt.Errorf("decision log: %w", err)
+		}
+		f.Close()
+		return f.Name(), nil
+	}
+	abs, err := filepath.Abs(flagValue)
+	if err != nil {
+		return "", fmt.Errorf("--log: %w", err)
+	}
+	if st, err := os.Stat(abs); err == nil && st.IsDir() {
+		return "", fmt.Errorf("--log %s is a directory", abs)
+	}
+	return abs, nil
+}
+
+// countLines is the number of lines in the file at path; 0 when it cannot
+// be read.
+func countLines(path string) int {
+	if path == "" {
+		return 0
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	return bytes.Count(b, []byte("\n"))
+}
+
+// tomlString quotes s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\u%04X", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // demoPlugins finds the built example plugins.

@@ -102,7 +102,7 @@ type benchResult struct {
 }
 
 func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	f, err := parseEvalFlags(args, stderr)
+	f, err := parseEvalFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -140,8 +140,8 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 }
 
 // parseEvalFlags parses eval's flags; the one positional argument may come
-// before, between or after them.
-func parseEvalFlags(args []string, stderr io.Writer) (evalFlags, error) {
+// before, between or after them. The usage asked for with -h goes to help.
+func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 	f := evalFlags{
 		timeout: units.Duration(sandbox.DefaultTimeout),
 		memory:  units.Size(sandbox.DefaultMemoryBytes),
@@ -161,8 +161,8 @@ func parseEvalFlags(args []string, stderr io.Writer) (evalFlags, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprint(stderr, evalUsage)
-				fs.SetOutput(stderr)
+				fmt.Fprint(help, evalUsage)
+				fs.SetOutput(help)
 				fs.PrintDefaults()
 			}
 			return f, err

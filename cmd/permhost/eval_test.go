@@ -203,12 +203,12 @@ func TestEvalUsageErrors(t *testing.T) {
 func TestEvalHelp(t *testing.T) {
 	code, stdout, stderr := runEvalCmd(t, "", "-h")
 	assert.Equal(t, exitOK, code)
-	assert.Empty(t, stdout)
+	assert.Empty(t, stderr)
 	for _, s := range []string{"usage: permhost eval --plugin FILE", "Exit status: 0", `"optionId": "allow"`, "-timeout DEADLINE", "-bench N"} {
-		assert.Contains(t, stderr, s)
+		assert.Contains(t, stdout, s)
 	}
 	// The example in the help text is a request eval accepts.
-	example := stderr[strings.Index(stderr, "  {\"decisionId\""):strings.Index(stderr, "With --bench")]
+	example := stdout[strings.Index(stdout, "  {\"decisionId\""):strings.Index(stdout, "With --bench")]
 	_, err := decodeEvalRequest([]byte(example))
 	assert.NoError(t, err, "help example:\n%s", example)
 }

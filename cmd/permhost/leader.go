@@ -27,13 +27,13 @@ func runLeader(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	configFlag := fs.String("config", "", configUsage+"; its plugins run before the person is asked")
 	logLevel := fs.String("log-level", "info", "diagnostics level: debug, info, warn or error (diagnostics go to stderr)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: permhost leader --socket PATH [--config FILE]")
-		fmt.Fprintln(stderr, "\nListens for `permhost run --leader PATH` workers and puts the requests their plugins could not")
-		fmt.Fprintln(stderr, "decide to you, one at a time, in arrival order, after its own plugins. Stop it with Ctrl-C:")
-		fmt.Fprintln(stderr, "waiting workers then fall back to their own headless policy.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: permhost leader --socket PATH [--config FILE]")
+		fmt.Fprintln(fs.Output(), "\nListens for `permhost run --leader PATH` workers and puts the requests their plugins could not")
+		fmt.Fprintln(fs.Output(), "decide to you, one at a time, in arrival order, after its own plugins. Stop it with Ctrl-C:")
+		fmt.Fprintln(fs.Output(), "waiting workers then fall back to their own headless policy.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout); !ok {
 		return code
 	}
 	if *socket == "" || fs.NArg() > 0 {
@@ -48,9 +48,9 @@ func runLeader(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	cfg, err := loadConfig(*configFlag)
+	cfg, err := loadConfig(ctx, *configFlag)
 	if err != nil {
-		fmt.Fprintln(stderr, "permhost leader:", err)
+		printError(stderr, "permhost leader", err)
 		return exitUsage
 	}
 	if cfg == nil {
@@ -70,6 +70,10 @@ func runLeader(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			return exitFail
 		}
 		defer engine.Close(context.WithoutCancel(ctx))
+		if err := engine.CheckConfig(ctx); err != nil {
+			printError(stderr, "permhost leader", err)
+			return exitUsage
+		}
 	}
 
 	var person leader.Prompter = leader.PrompterFunc(func(context.Context, leader.Prompt) (string, error) {

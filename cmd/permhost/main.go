@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"syscall"
 
 	"github.com/permhost/permhost/internal/worker"
@@ -41,12 +42,28 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return exitUsage
-		}
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage(stdout)
 		return exitOK
+	case "help":
+		// `permhost help CMD` is `permhost CMD -h`.
+		if len(args) == 1 {
+			usage(stdout)
+			return exitOK
+		}
+		if c, ok := commands[args[1]]; ok {
+			return c.run(ctx, []string{"-h"}, stdin, stdout, stderr)
+		}
+		fmt.Fprintf(stderr, "permhost help: unknown command %q\n", args[1])
+		usage(stderr)
+		return exitUsage
+	case "-version", "--version":
+		args = append([]string{"version"}, args[1:]...)
 	}
 	c, ok := commands[args[0]]
 	if !ok {
@@ -69,5 +86,14 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'permhost COMMAND -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'permhost COMMAND -h' (or 'permhost help COMMAND') for a command's flags.")
+}
+
+// count writes n and the noun, plural unless n is 1: "1 tool call",
+// "2 tool calls", "0 permission decisions".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

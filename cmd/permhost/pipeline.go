@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/internal/config"
@@ -39,18 +41,30 @@ func findConfig(flagValue string) string {
 }
 
 // loadConfig reads the configuration named by the flag or found by default;
-// nil with no error when there is none.
-func loadConfig(flagValue string) (*config.Config, error) {
+// nil with no error when there is none. A file with mistakes gives a
+// config.ErrorList of every one, the keys of [plugin.config] tables that
+// their plugins do not declare included (their plugins are loaded to ask),
+// so that one round of fixing finds them all.
+func loadConfig(ctx context.Context, flagValue string) (*config.Config, error) {
 	path := findConfig(flagValue)
 	if path == "" {
 		return nil, nil
 	}
-	return config.Load(path)
+	cfg, err := config.Load(path)
+	var list config.ErrorList
+	if err != nil && cfg != nil && errors.As(err, &list) {
+		return nil, config.Errors(append(list, policy.CheckPluginKeys(ctx, cfg.Plugins, "")...))
+	}
+	return cfg, err
 }
 
-// newEngine starts the decision pipeline for cfg. The returned handler is
-// acp.Forward when cfg is nil: with no configuration permhost is a
-// transparent proxy.
+// newEngine starts the decision pipeline for cfg and checks its plugins'
+// configuration keys: when a plugin has a [plugin.config] table it waits
+// for the plugins to load (at most load_wait), and the keys their plugins
+// do not declare are configuration mistakes, which stop permhost before the
+// agent starts (so the agent starts once the plugins are compiled, not
+// alongside; see RATIONALE.md). The returned handler is acp.Forward when
+// cfg is nil: with no configuration permhost is a transparent proxy.
 func newEngine(ctx context.Context, cfg *config.Config, via string, logger *slog.Logger) (*policy.Engine, acp.Handler, error) {
 	if cfg == nil {
 		return nil, acp.Forward, nil
@@ -59,5 +73,17 @@ func newEngine(ctx context.Context, cfg *config.Config, via string, logger *slog
 	if err != nil {
 		return nil, nil, fmt.Errorf("permhost: %w", err)
 	}
+	if err := e.CheckConfig(ctx); err != nil {
+		e.Close(context.WithoutCancel(ctx))
+		return nil, nil, err
+	}
 	return e, e.Handler(), nil
+}
+
+// printError prints err on w, each of its lines (a configuration's
+// mistakes are one a line) after prefix.
+func printError(w io.Writer, prefix string, err error) {
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		fmt.Fprintf(w, "%s: %s\n", prefix, line)
+	}
 }

@@ -32,11 +32,11 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	maxLine := fs.Int("max-line-bytes", acp.DefaultMaxLineBytes, "largest accepted line from either side, in bytes")
 	configFlag := fs.String("config", "", configUsage)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: permhost proxy [FLAGS] -- AGENT [ARGS...]")
-		fmt.Fprintln(stderr, "\nStarts AGENT and relays ACP between it and the editor on stdin/stdout.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: permhost proxy [FLAGS] -- AGENT [ARGS...]")
+		fmt.Fprintln(fs.Output(), "\nStarts AGENT and relays ACP between it and the editor on stdin/stdout.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout); !ok {
 		return code
 	}
 	argv := fs.Args()
@@ -56,14 +56,14 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("component", "permhost-proxy")
 
 	// Configuration mistakes stop permhost before the agent starts.
-	cfg, err := loadConfig(*configFlag)
+	cfg, err := loadConfig(ctx, *configFlag)
 	if err != nil {
-		fmt.Fprintln(stderr, "permhost proxy:", err)
+		printError(stderr, "permhost proxy", err)
 		return exitUsage
 	}
 	engine, handler, err := newEngine(ctx, cfg, "proxy", logger)
 	if err != nil {
-		fmt.Fprintln(stderr, "permhost proxy:", err)
+		printError(stderr, "permhost proxy", err)
 		return exitUsage
 	}
 	if engine != nil {

@@ -29,21 +29,21 @@ configuration or transcript errors.`
 
 func runReplay(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("replay", stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, replayUsage) }
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), replayUsage) }
 	configFlag := fs.String("config", "", configUsage)
 	asJSON := fs.Bool("json", false, "print one JSON object per request instead of a table")
 	failOnDiff := fs.Bool("fail-on-diff", false, "exit 1 when today's policy differs from what was answered")
 	cacheDir := fs.String("cache-dir", "", `compile cache directory ("off" for none)`)
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout); !ok {
 		return code
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, replayUsage)
 		return exitUsage
 	}
-	cfg, err := loadConfig(*configFlag)
+	cfg, err := loadConfig(ctx, *configFlag)
 	if err != nil {
-		fmt.Fprintln(stderr, "permhost replay:", err)
+		printError(stderr, "permhost replay", err)
 		return exitUsage
 	}
 	if cfg != nil {
@@ -55,6 +55,10 @@ func runReplay(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return exitUsage
 	}
 	defer engine.Close(context.WithoutCancel(ctx))
+	if err := engine.CheckConfig(ctx); err != nil {
+		printError(stderr, "permhost replay", err)
+		return exitUsage
+	}
 
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
@@ -77,7 +81,7 @@ func runReplay(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			return exitUsage
 		}
 		if !*asJSON {
-			fmt.Fprintf(stdout, "%s: %d permission request(s)\n", path, len(rows))
+			fmt.Fprintf(stdout, "%s: %s\n", path, count(len(rows), "permission request"))
 		}
 		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 		if !*asJSON && len(rows) > 0 {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,6 +40,9 @@ const (
 	// runStopGrace is how long the agent gets to exit once its input is
 	// closed, before SIGTERM (and as long again before SIGKILL).
 	runStopGrace = 2 * time.Second
+	// runDrainWait bounds reading the rest of the agent's output once it
+	// has exited.
+	runDrainWait = time.Second
 	// maxPromptFile bounds --prompt-file.
 	maxPromptFile = 16 << 20
 )
@@ -90,10 +92,10 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	logLevel := fs.String("log-level", "warn", "diagnostics level: debug, info, warn or error")
 	leaderSocket := fs.String("leader", "", "Unix socket of a `permhost leader`: undecided requests go there first (bounded by --permission-timeout); if it cannot answer, --on-undecided applies")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, runHelp)
+		fmt.Fprintln(fs.Output(), runHelp)
 		fs.PrintDefaults()
 	}
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout); !ok {
 		return code
 	}
 	fail := func(format string, a ...any) int {
@@ -132,15 +134,20 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return fail("%v", err)
 	}
-	cfg, err := loadConfig(*configFlag)
+	cfg, err := loadConfig(ctx, *configFlag)
 	if err != nil {
-		return fail("%v", err)
+		printError(stderr, "permhost run", err)
+		return exitUsage
 	}
 	engine, err := policy.New(ctx, policy.Options{Config: cfg, Via: "run", Logger: logger})
 	if err != nil {
 		return fail("%v", err)
 	}
 	defer engine.Close(context.WithoutCancel(ctx))
+	if err := engine.CheckConfig(ctx); err != nil {
+		printError(stderr, "permhost run", err)
+		return exitUsage
+	}
 
 	mode := *onUndecided
 	if mode == "" {
@@ -293,6 +300,14 @@ func drive(ctx context.Context, s runSetup) int {
 
 	stop, err := turn(turnCtx, conn, s.cwd, s.text)
 	agent.Stop(runStopGrace, runStopGrace)
+	// The agent has exited: read to the end of what it wrote before closing
+	// (a process it left holding the pipe open cannot keep us waiting long).
+	drain := time.NewTimer(runDrainWait)
+	select {
+	case <-conn.Done():
+	case <-drain.C:
+	}
+	drain.Stop()
 	conn.Close() // delivers every queued event
 	if err != nil {
 		if turnCtx.Err() != nil && !errors.Is(err, acp.ErrAgentClosed) {
@@ -337,14 +352,6 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
-}
-
-// permhostVersion is the module version permhost was built as.
-func permhostVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "unknown"
 }
 
 // turn runs initialize, session/new and the prompt.

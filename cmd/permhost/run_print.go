@@ -94,7 +94,7 @@ func (p *runPrinter) event(ev acp.Event) {
 		if f.Error != "" {
 			p.line(fmt.Sprintf("  fs %s %s refused: %s", verb, f.Path, f.Error))
 		} else {
-			p.line(fmt.Sprintf("  fs %s %s (%d bytes)", verb, f.Path, f.Bytes))
+			p.line(fmt.Sprintf("  fs %s %s (%s)", verb, f.Path, count(f.Bytes, "byte")))
 		}
 	case acp.EventMode:
 		p.line("• mode " + ev.Mode)
@@ -220,5 +220,5 @@ func (p *runPrinter) stopped(reason string) {
 		io.WriteString(p.stdout, "\n")
 		p.midText = false
 	}
-	p.line(fmt.Sprintf("permhost run: turn ended: %s (%d tool calls, %d permission decisions)", reason, p.tools, p.decisions))
+	p.line(fmt.Sprintf("permhost run: turn ended: %s (%s, %s)", reason, count(p.tools, "tool call"), count(p.decisions, "permission decision")))
 }

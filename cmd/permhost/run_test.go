@@ -115,7 +115,7 @@ func TestRunPrinterTranscript(t *testing.T) {
   fs read /p/a.txt (3 bytes)
   fs write /etc/x refused: outside
 • mode plan
-permhost run: turn ended: end_turn (1 tool calls, 4 permission decisions)
+permhost run: turn ended: end_turn (1 tool call, 4 permission decisions)
 `
 	if got := stderr.String(); got != want {
 		t.Errorf("stderr:\n%s\nwant:\n%s", got, want)

@@ -40,14 +40,15 @@ message or its params) or an inline [case.request] table instead of the
 shorthand, and timeout = "500ms" (default 10s).
 
 Prints each failure with the decision that happened, then "N passed, M
-failed". Exit status: 0 all passed, 1 a case failed, 2 a usage or file error.`
+failed". Exit status: 0 all passed, 1 a case failed, 2 a usage or file error.
+docs/testing.md describes every key, with a full example.`
 
 func runTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("test", stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, testUsage) }
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), testUsage) }
 	verbose := fs.Bool("v", false, "also print passing cases")
 	cacheDir := fs.String("cache-dir", "", `compile cache directory ("off" for none)`)
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout); !ok {
 		return code
 	}
 	if fs.NArg() == 0 {
@@ -67,7 +68,7 @@ func runTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		for _, s := range suites {
 			results, err := s.run(ctx, *cacheDir, home)
 			if err != nil {
-				fmt.Fprintf(stderr, "permhost test: %s: %v\n", s.file.Path, err)
+				printError(stderr, "permhost test: "+s.file.Path, err)
 				usageErr = true
 				continue
 			}
@@ -184,6 +185,14 @@ func (s suite) run(ctx context.Context, cacheDir, home string) ([]policy.CaseRes
 			return nil, err
 		}
 		defer p.Close(context.WithoutCancel(ctx))
+		if s.file.Config != nil {
+			// The file's [config]: a key its plugin does not declare is the
+			// file's mistake, not a failure of every case.
+			code := config.Plugin{Name: pc.Name, Config: pc.Config}
+			if err := config.Errors(config.CheckConfigKeys(code, p.Info().ConfigKeys)); err != nil {
+				return nil, err
+			}
+		}
 		members = append(members, host.Member{Name: pc.Name, Layer: pc.Layer, Policy: host.FailurePolicy(pc.FailurePolicy), Plugin: p})
 	}
 	chain, err := host.NewChain(host.ChainOptions{Members: members, QuarantineAfter: 1 << 30})

@@ -1,13 +1,10 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/BurntSushi/toml"
 )
 
 // BundleFile is the name of a bundle's manifest inside its directory.
@@ -35,27 +32,23 @@ type BundleManifest struct {
 func LoadBundle(dir string) (*BundleManifest, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, &Error{File: dir, Msg: err.Error()}
+		return nil, ErrorList{{File: dir, Msg: err.Error()}}
 	}
 	path := filepath.Join(abs, BundleFile)
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read: " + unwrapPathError(err)}
+		return nil, ErrorList{{File: path, Msg: "cannot read: " + unwrapPathError(err)}}
 	}
-	var doc map[string]any
-	if _, err := toml.Decode(string(data), &doc); err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return nil, &Error{File: path, Line: pe.Position.Line, Key: pe.LastKey, Msg: "TOML syntax: " + pe.Message}
-		}
-		return nil, &Error{File: path, Msg: "TOML syntax: " + err.Error()}
+	doc, err := decodeTOML(data, path)
+	if err != nil {
+		return nil, err
 	}
 	c := &checker{file: path, dir: abs, lines: keyLines(data)}
 	b := &BundleManifest{Dir: abs, Layer: LayerTeam}
 	c.table("", doc, map[string]func(string, any){
 		"name": func(k string, v any) {
 			b.Name = c.str(k, v)
-			if c.err == nil && !validBundleName(b.Name) {
+			if !c.failed(k) && !validBundleName(b.Name) {
 				c.fail(k, "%q is not a bundle name (letters, digits, '.', '-', '_'; 1 to 64)", b.Name)
 			}
 		},
@@ -79,7 +72,7 @@ func LoadBundle(dir string) (*BundleManifest, error) {
 			for i, e := range list {
 				key := fmt.Sprintf("%s[%d]", k, i)
 				p := c.inside(key, c.str(key, e), abs)
-				if c.err == nil {
+				if !c.failed(key) {
 					c.existingFile(key, p)
 				}
 				b.Tests = append(b.Tests, p)
@@ -90,31 +83,31 @@ func LoadBundle(dir string) (*BundleManifest, error) {
 				key := fmt.Sprintf("%s[%d]", k, i)
 				if l, ok := t["layer"]; ok {
 					c.fail(key+".layer", "a bundle's plugins run at the bundle's layer; set layer at the top (got %v)", l)
-					return
+					continue
 				}
 				if _, ok := t["isolation"]; ok {
 					c.fail(key+".isolation", "where a bundle's plugins run is the user's choice, not the bundle's: set isolation on the [[bundle]] entry of permhost.toml")
 					return
 				}
 				p := c.plugin(key, t)
-				if c.err == nil {
+				if p.Path != "" {
 					c.inside(key+".path", p.Path, abs)
 				}
-				if c.err == nil && p.SHA256 == "" {
+				if _, given := t["sha256"]; !given {
 					c.fail(key, "missing key \"sha256\": a bundle's plugins must be pinned")
 				}
 				b.Plugins = append(b.Plugins, p)
 			}
 		},
 	})
-	if c.err == nil && b.Name == "" {
+	if !docHas(doc, "name") {
 		c.fail("name", "missing key \"name\"")
 	}
-	if c.err == nil && !docHas(doc, "revision") {
+	if !docHas(doc, "revision") {
 		c.fail("revision", "missing key \"revision\" (an integer that grows with every release)")
 	}
-	if c.err != nil {
-		return nil, c.err
+	if err := Errors(c.errs); err != nil {
+		return nil, err
 	}
 	for i := range b.Plugins {
 		b.Plugins[i].Layer = b.Layer
@@ -129,7 +122,7 @@ func docHas(doc map[string]any, k string) bool { _, ok := doc[k]; return ok }
 
 // inside resolves p against dir and fails unless the result stays inside dir.
 func (c *checker) inside(key, p, dir string) string {
-	if c.err != nil {
+	if c.failed(key) {
 		return p
 	}
 	if !filepath.IsAbs(p) {

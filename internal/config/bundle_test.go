@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,8 +27,8 @@ func TestBundleMistakes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := write(t, map[string]string{"b/bundle.toml": tt.toml, "b/p.wasm": "x", "p.wasm": "x"})
 			_, err := config.LoadBundle(filepath.Join(dir, "b"))
-			ce, ok := err.(*config.Error)
-			if !ok {
+			var ce *config.Error
+			if !errors.As(err, &ce) {
 				t.Fatalf("err = %v", err)
 			}
 			if ce.Key != tt.key || !strings.Contains(ce.Msg, tt.message) || (tt.line != 0 && ce.Line != tt.line) {

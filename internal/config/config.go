@@ -1,12 +1,14 @@
 package config
 
 import (
+	"cmp"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,13 +35,63 @@ func (e *Error) Error() string {
 	if e.Line > 0 {
 		loc += ":" + strconv.Itoa(e.Line)
 	}
-	if e.Key != "" {
-		return fmt.Sprintf("%s: %s: %s", loc, e.Key, e.Msg)
+	var parts []string
+	for _, p := range []string{loc, e.Key, e.Msg} {
+		if p != "" {
+			parts = append(parts, p)
+		}
 	}
-	return fmt.Sprintf("%s: %s", loc, e.Msg)
+	return strings.Join(parts, ": ")
 }
 
 func (e *Error) Unwrap() error { return ErrInvalid }
+
+// MaxErrors bounds the mistakes an [ErrorList] prints; the rest are counted.
+const MaxErrors = 20
+
+// ErrorList is every mistake found in a configuration, in the order of the
+// file. Load and Parse return one (never empty) when a file has mistakes,
+// so that all of them can be fixed at once.
+type ErrorList []*Error
+
+// Error prints one mistake per line, the first MaxErrors of them, then how
+// many more there are.
+func (l ErrorList) Error() string {
+	var b strings.Builder
+	for i, e := range l {
+		if i == MaxErrors {
+			fmt.Fprintf(&b, "\n%s: and %d more mistakes", e.File, len(l)-MaxErrors)
+			break
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// Unwrap gives each mistake to errors.Is and errors.As.
+func (l ErrorList) Unwrap() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
+// Errors returns list sorted by file and line (mistakes of one line kept in
+// the order found) as an error, or nil when it is empty.
+func Errors(list []*Error) error {
+	if len(list) == 0 {
+		return nil
+	}
+	l := slices.Clone(list)
+	slices.SortStableFunc(l, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+	})
+	return ErrorList(l)
+}
 
 // Strategies of the chain (DESIGN §4).
 const (
@@ -121,8 +173,13 @@ type Plugin struct {
 	Isolation string
 	// Config is [plugin.config] as a JSON object; nil when absent.
 	Config json.RawMessage
-	// Line is where the entry starts, for later messages.
-	Line int
+	// File, Key ("plugin[1]") and Line say where the entry is written, and
+	// ConfigLines where each top-level key of Config is, for mistakes found
+	// later (CheckConfigKeys).
+	File        string
+	Key         string
+	Line        int
+	ConfigLines map[string]int
 }
 
 // Bundle is one [[bundle]] entry (a directory with bundle.toml).
@@ -144,21 +201,26 @@ const (
 	minMemory      = 64 << 10
 )
 
-// Load reads and validates the file at path.
+// Load reads and validates the file at path. A file with mistakes gives an
+// [ErrorList] of every one, and, when the file is TOML at all, the Config
+// as far as it could be read (as go/parser gives a partial tree), so that a
+// caller can look for more mistakes, such as plugin configuration keys the
+// plugin does not know ([CheckConfigKeys]), before reporting them all.
+// Never run a Config that came with an error.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read: " + unwrapPathError(err)}
+		return nil, ErrorList{{File: path, Msg: "cannot read: " + unwrapPathError(err)}}
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, &Error{File: path, Msg: err.Error()}
+		return nil, ErrorList{{File: path, Msg: err.Error()}}
 	}
 	return parse(data, path, filepath.Dir(abs), abs)
 }
 
-// Parse validates data as if read from file name; relative paths resolve
-// against dir.
+// Parse validates data as if read from file name, like [Load]; relative
+// paths resolve against dir.
 func Parse(data []byte, name, dir string) (*Config, error) {
 	return parse(data, name, dir, "")
 }
@@ -171,20 +233,36 @@ func unwrapPathError(err error) string {
 	return err.Error()
 }
 
-// checker accumulates context for errors.
+// checker accumulates the mistakes of one file.
 type checker struct {
 	file  string
 	dir   string
 	lines map[string]int
-	err   *Error
+	errs  []*Error
+	// bad holds the keys found wrong: one mistake per key, so that a value
+	// of the wrong type is not also reported as, say, a bad duration.
+	bad map[string]bool
+	// err is the first mistake, nil while there is none.
+	err *Error
 }
 
 func (c *checker) fail(key, format string, args ...any) {
-	if c.err != nil {
-		return // first mistake wins: it is the one nearest the top of the file
+	if c.bad[key] {
+		return
 	}
-	c.err = &Error{File: c.file, Line: c.line(key), Key: key, Msg: fmt.Sprintf(format, args...)}
+	if c.bad == nil {
+		c.bad = map[string]bool{}
+	}
+	c.bad[key] = true
+	e := &Error{File: c.file, Line: c.line(key), Key: key, Msg: fmt.Sprintf(format, args...)}
+	c.errs = append(c.errs, e)
+	if c.err == nil {
+		c.err = e
+	}
 }
+
+// failed reports whether a mistake was found in key.
+func (c *checker) failed(key string) bool { return c.bad[key] }
 
 // line finds key's line, falling back to its nearest defined parent.
 func (c *checker) line(key string) int {
@@ -202,13 +280,9 @@ func (c *checker) line(key string) int {
 }
 
 func parse(data []byte, name, dir, abs string) (*Config, error) {
-	var doc map[string]any
-	if _, err := toml.Decode(string(data), &doc); err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return nil, &Error{File: name, Line: pe.Position.Line, Key: pe.LastKey, Msg: "TOML syntax: " + pe.Message}
-		}
-		return nil, &Error{File: name, Msg: "TOML syntax: " + err.Error()}
+	doc, err := decodeTOML(data, name)
+	if err != nil {
+		return nil, err
 	}
 	c := &checker{file: name, dir: dir, lines: keyLines(data)}
 	cfg := &Config{File: abs, Strategy: StrategySequential, OnUndecided: UndecidedReject}
@@ -253,14 +327,25 @@ func parse(data []byte, name, dir, abs string) (*Config, error) {
 		}
 		seen[p.Name] = fmt.Sprintf("plugin[%d]", i)
 	}
-	if c.err != nil {
-		return nil, c.err
+	return cfg, Errors(c.errs)
+}
+
+// decodeTOML decodes data; a syntax error is the file's only mistake that
+// can be found, since nothing after it can be read.
+func decodeTOML(data []byte, name string) (map[string]any, error) {
+	var doc map[string]any
+	if _, err := toml.Decode(string(data), &doc); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, ErrorList{{File: name, Line: pe.Position.Line, Key: pe.LastKey, Msg: "TOML syntax: " + pe.Message}}
+		}
+		return nil, ErrorList{{File: name, Msg: "TOML syntax: " + err.Error()}}
 	}
-	return cfg, nil
+	return doc, nil
 }
 
 // table walks t's keys in file order, calling the handler of each known key
-// and failing on the first unknown one.
+// and failing on each unknown one.
 func (c *checker) table(prefix string, t map[string]any, known map[string]func(string, any)) {
 	keys := make([]string, 0, len(t))
 	for k := range t {
@@ -291,21 +376,28 @@ func (c *checker) table(prefix string, t map[string]any, known map[string]func(s
 
 // suggest names the known key nearest a misspelt one.
 func suggest(k string, known map[string]func(string, any)) string {
+	names := make([]string, 0, len(known))
+	for n := range known {
+		names = append(names, n)
+	}
+	return suggestName(k, names, "known keys")
+}
+
+// suggestName names the one of names nearest k, or lists them all (as
+// what) when none is near.
+func suggestName(k string, names []string, what string) string {
 	best, bestD := "", 3
-	for cand := range known {
+	for _, cand := range names {
 		if d := distance(k, cand); d < bestD || (d == bestD && cand < best) {
 			best, bestD = cand, d
 		}
 	}
-	var names []string
-	for n := range known {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	if best != "" {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
-	return " (known keys: " + strings.Join(names, ", ") + ")"
+	sorted := slices.Clone(names)
+	sort.Strings(sorted)
+	return " (" + what + ": " + strings.Join(sorted, ", ") + ")"
 }
 
 // distance is the Levenshtein distance, for suggestions.
@@ -384,15 +476,13 @@ func (c *checker) enum(k string, v any, allowed ...string) string {
 			return s
 		}
 	}
-	if c.err == nil {
-		c.fail(k, "%q is not one of %s", s, strings.Join(allowed, ", "))
-	}
+	c.fail(k, "%q is not one of %s", s, strings.Join(allowed, ", ")) // once per key: not after a type mistake
 	return ""
 }
 
 func (c *checker) duration(k string, v any, lo, hi time.Duration) time.Duration {
 	s := c.str(k, v)
-	if c.err != nil {
+	if c.failed(k) {
 		return 0
 	}
 	d, err := time.ParseDuration(s)
@@ -408,7 +498,7 @@ func (c *checker) duration(k string, v any, lo, hi time.Duration) time.Duration 
 
 func (c *checker) size(k string, v any, lo, hi uint64) uint64 {
 	s := c.str(k, v)
-	if c.err != nil {
+	if c.failed(k) {
 		return 0
 	}
 	n, err := units.ParseSize(s)
@@ -448,11 +538,11 @@ func (c *checker) existingFile(k, p string) {
 
 func (c *checker) plugin(k string, t map[string]any) Plugin {
 	p := Plugin{Timeout: DefaultTimeout, Memory: DefaultMemory, FailurePolicy: FailureClosed, Layer: LayerUser,
-		Isolation: IsolationInProcess, Line: c.line(k)}
+		Isolation: IsolationInProcess, File: c.file, Key: k, Line: c.line(k)}
 	c.table(k, t, map[string]func(string, any){
 		"name": func(k string, v any) {
 			p.Name = c.str(k, v)
-			if c.err == nil && strings.TrimSpace(p.Name) == "" {
+			if !c.failed(k) && strings.TrimSpace(p.Name) == "" {
 				c.fail(k, "must not be empty")
 			}
 		},
@@ -460,8 +550,8 @@ func (c *checker) plugin(k string, t map[string]any) Plugin {
 			if s := c.str(k, v); s != "" {
 				p.Path = c.abs(s)
 				c.existingFile(k, p.Path)
-			} else if c.err == nil {
-				c.fail(k, "must not be empty")
+			} else {
+				c.fail(k, "must not be empty") // once per key: not after a type mistake
 			}
 		},
 		"sha256": func(k string, v any) {
@@ -481,20 +571,25 @@ func (c *checker) plugin(k string, t map[string]any) Plugin {
 		"isolation":      func(k string, v any) { p.Isolation = c.enum(k, v, IsolationInProcess, IsolationProcess) },
 		"config": func(k string, v any) {
 			t := c.asTable(k, v)
-			if c.err != nil {
+			if c.failed(k) {
 				return
 			}
 			b, err := json.Marshal(t)
 			if err != nil {
 				c.fail(k, "cannot hand to the plugin as JSON: %v", err)
+				return
 			}
 			p.Config = b
+			p.ConfigLines = make(map[string]int, len(t))
+			for key := range t {
+				p.ConfigLines[key] = c.line(k + "." + key)
+			}
 		},
 	})
-	if c.err == nil && p.Path == "" {
+	if _, given := t["path"]; !given {
 		c.fail(k, "missing key \"path\" (the plugin's .wasm file)")
 	}
-	if c.err == nil && p.Name == "" {
+	if p.Name == "" && p.Path != "" {
 		p.Name = strings.TrimSuffix(filepath.Base(p.Path), ".wasm")
 	}
 	return p
@@ -507,6 +602,8 @@ func (c *checker) bundle(k string, t map[string]any) Bundle {
 			if s := c.str(k, v); s != "" {
 				b.Path = c.abs(s)
 				c.existingFile(k, b.Path)
+			} else {
+				c.fail(k, "must not be empty") // once per key: not after a type mistake
 			}
 		},
 		"isolation": func(k string, v any) { b.Isolation = c.enum(k, v, IsolationInProcess, IsolationProcess) },
@@ -521,7 +618,7 @@ func (c *checker) bundle(k string, t map[string]any) Bundle {
 			}
 		},
 	})
-	if c.err == nil && b.Path == "" {
+	if _, given := t["path"]; !given {
 		c.fail(k, "missing key \"path\" (the bundle directory)")
 	}
 	return b

@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -72,7 +73,8 @@ func TestLoadFull(t *testing.T) {
 	p := cfg.Plugins[0]
 	want := config.Plugin{Name: "no-rm", Path: filepath.Join(dir, "no-rm.wasm"),
 		SHA256:  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-		Timeout: 250 * time.Millisecond, Memory: 16 << 20, FailurePolicy: "monitor", Layer: "team", Isolation: "in-process", Line: 11}
+		Timeout: 250 * time.Millisecond, Memory: 16 << 20, FailurePolicy: "monitor", Layer: "team", Isolation: "in-process",
+		File: filepath.Join(dir, "permhost.toml"), Key: "plugin[0]", Line: 11, ConfigLines: map[string]int{"paths": 20, "nested": 21}}
 	gotCfg := string(p.Config)
 	p.Config = nil
 	if !reflect.DeepEqual(p, want) {
@@ -110,7 +112,7 @@ func TestMistakes(t *testing.T) {
 	}{
 		{"unknown top-level key", "strategy = \"race\"\nstrategyy = 1\n", 2, "strategyy", `unknown key (did you mean "strategy"?)`},
 		{"unknown plugin key", plugin + "timout = \"1s\"\n", 4, "plugin[0].timout", `did you mean "timeout"?`},
-		{"unknown key in the second plugin", plugin + plugin + "layr = \"user\"\n", 7, "plugin[1].layr", `did you mean "layer"?`},
+		{"unknown key in the second plugin", plugin + strings.Replace(plugin, `"p"`, `"q"`, 1) + "layr = \"user\"\n", 7, "plugin[1].layr", `did you mean "layer"?`},
 		{"bad duration", plugin + "timeout = \"100 ms\"\n", 4, "plugin[0].timeout", `"100 ms" is not a duration`},
 		{"duration out of range", plugin + "timeout = \"2h\"\n", 4, "plugin[0].timeout", "out of range"},
 		{"bad size", plugin + "memory = \"32 potatoes\"\n", 4, "plugin[0].memory", `"32 potatoes" is not a size`},
@@ -149,7 +151,85 @@ func TestMistakes(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.message) || !strings.HasPrefix(err.Error(), path+":") {
 				t.Errorf("message %q lacks %q or the file", err, tt.message)
 			}
+			// One mistake is reported once, not again as what follows from it.
+			var list config.ErrorList
+			if !errors.As(err, &list) || len(list) != 1 {
+				t.Errorf("want an ErrorList of one mistake, got %#v", err)
+			}
 		})
+	}
+}
+
+// TestEveryMistakeAtOnce: a file with several mistakes reports each, in
+// the order of the file, each with its file, line and key; a value of the
+// wrong type is one mistake, not also a bad duration.
+func TestEveryMistakeAtOnce(t *testing.T) {
+	const file = `strategy = "parallel"
+person_timeout = 30
+
+[[plugin]]
+name = "a"
+path = "p.wasm"
+timout = "1s"
+memory = "lots"
+
+[[plugin]]
+name = "a"
+path = "missing.wasm"
+layer = "root"
+`
+	dir := write(t, map[string]string{"permhost.toml": file, "p.wasm": "x"})
+	path := filepath.Join(dir, "permhost.toml")
+	cfg, err := config.Load(path)
+	var list config.ErrorList
+	if !errors.As(err, &list) {
+		t.Fatalf("err = %v, want an ErrorList", err)
+	}
+	want := []struct {
+		line int
+		key  string
+		msg  string
+	}{
+		{1, "strategy", `"parallel" is not one of sequential, race`},
+		{2, "person_timeout", "want a string, got an integer"},
+		{7, "plugin[0].timout", `unknown key (did you mean "timeout"?)`},
+		{8, "plugin[0].memory", `"lots" is not a size`},
+		{11, "plugin[1].name", `plugin name "a" is already used by plugin[0]`},
+		{12, "plugin[1].path", "no such file or directory"},
+		{13, "plugin[1].layer", `"root" is not one of admin, team, user`},
+	}
+	if len(list) != len(want) {
+		t.Fatalf("%d mistakes, want %d:\n%v", len(list), len(want), err)
+	}
+	for i, w := range want {
+		e := list[i]
+		if e.File != path || e.Line != w.line || e.Key != w.key || !strings.Contains(e.Msg, w.msg) {
+			t.Errorf("mistake %d = %v, want %s:%d: %s: %s", i, e, path, w.line, w.key, w.msg)
+		}
+	}
+	if got := strings.Count(err.Error(), "\n") + 1; got != len(want) {
+		t.Errorf("Error() has %d lines, want one per mistake:\n%v", got, err)
+	}
+	// What could be read comes back, for further checks.
+	if cfg == nil || len(cfg.Plugins) != 2 || cfg.Plugins[0].Path != filepath.Join(dir, "p.wasm") || cfg.Plugins[0].Key != "plugin[0]" {
+		t.Errorf("partial config = %+v", cfg)
+	}
+}
+
+// The report is bounded: past MaxErrors mistakes it counts the rest.
+func TestManyMistakesAreBounded(t *testing.T) {
+	var b strings.Builder
+	for i := range config.MaxErrors + 5 {
+		fmt.Fprintf(&b, "unknown%d = 1\n", i)
+	}
+	_, err := config.Parse([]byte(b.String()), "many.toml", t.TempDir())
+	var list config.ErrorList
+	if !errors.As(err, &list) || len(list) != config.MaxErrors+5 {
+		t.Fatalf("err = %v", err)
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != config.MaxErrors+1 || lines[len(lines)-1] != "many.toml: and 5 more mistakes" {
+		t.Errorf("Error() ends %q after %d lines", lines[len(lines)-1], len(lines))
 	}
 }
 

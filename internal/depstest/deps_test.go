@@ -5,6 +5,7 @@ package depstest
 import (
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -15,22 +16,27 @@ const module = "github.com/permhost/permhost"
 // lower tier (or internal helpers allowed below). Packages not listed are
 // internal helpers; they may not import tiers above 1 unless listed.
 var tiers = map[string]int{
-	"abi":             0,
-	"suggestions":     1,
-	"sandbox":         1,
-	"internal/shell":  1,
-	"host":            2,
-	"builtin":         2,
-	"acp":             2,
-	"internal/worker": 3, // a host.Decider in a child process
-	"policy":          4,
-	"cmd/permhost":    5,
+	"abi":              0,
+	"suggestions":      1,
+	"sandbox":          1,
+	"internal/shell":   1,
+	"internal/profile": 1,
+	"plugins/pdk":      1,
+	"host":             2,
+	"builtin":          2,
+	"acp":              2,
+	"internal/worker":  3, // a host.Decider in a child process
+	"policy":           4,
+	"cmd/permhost":     5,
 }
 
 // forbidden pairs within a tier or below that the tiers alone do not catch.
 var forbidden = map[string][]string{
 	"abi": {"*"}, // standard library only
-	"acp": {"abi", "host", "sandbox", "suggestions", "builtin", "policy"},
+	// plugins/pdk is compiled into every Go plugin: abi is all it may use
+	// of this module (TestPDKImports checks the rest).
+	"plugins/pdk": {"suggestions", "sandbox", "internal/shell", "host", "builtin", "acp", "policy", "cmd/permhost"},
+	"acp":         {"abi", "host", "sandbox", "suggestions", "builtin", "policy"},
 }
 
 type pkg struct {
@@ -93,5 +99,33 @@ func TestImportDirection(t *testing.T) {
 	}
 	if seen < 2 {
 		t.Fatalf("go list saw %d packages", seen)
+	}
+}
+
+// TestPDKImports keeps what plugins/pdk pulls into a plugin author's build
+// to abi, github.com/extism/go-pdk and the standard library, for every
+// platform it builds on (the Extism imports exist only under wasip1).
+func TestPDKImports(t *testing.T) {
+	for _, goos := range []string{"wasip1", ""} {
+		cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", module+"/plugins/pdk")
+		if goos != "" {
+			cmd.Env = append(cmd.Environ(), "GOOS="+goos, "GOARCH=wasm")
+		}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list (GOOS=%s): %v", goos, err)
+		}
+		deps := strings.Fields(string(out))
+		for _, d := range deps {
+			switch {
+			case d == module+"/plugins/pdk", d == module+"/abi",
+				d == "github.com/extism/go-pdk", strings.HasPrefix(d, "github.com/extism/go-pdk/internal/"):
+			default:
+				t.Errorf("plugins/pdk depends on %s (GOOS=%s): a plugin gets only abi, github.com/extism/go-pdk and the standard library", d, goos)
+			}
+		}
+		if goos == "wasip1" && !slices.Contains(deps, "github.com/extism/go-pdk") {
+			t.Errorf("go list under wasip1 did not see github.com/extism/go-pdk: %q", deps)
+		}
 	}
 }

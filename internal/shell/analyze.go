@@ -35,14 +35,27 @@ func Analyze(rawInput json.RawMessage, cwd, home string) (*abi.Shell, []abi.Path
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return nil, nil
 	}
-	cmd := bytes.TrimSpace(in.Command)
+	dir := ""
+	if in.Cwd != nil {
+		dir = *in.Cwd
+	}
+	return AnalyzeCommand(in.Command, dir, cwd, home)
+}
+
+// AnalyzeCommand analyses a command as an agent gives it: a JSON string (a
+// script) or an array of strings (an argv, as exec runs it); anything else
+// is a command the analysis cannot read (Parsed false). dir, when
+// absolute, is the directory the command runs in; InsideCwd is always
+// against the session's cwd. It returns nil, nil when cmd is empty or null.
+func AnalyzeCommand(cmd json.RawMessage, dir, cwd, home string) (*abi.Shell, []abi.Path) {
+	cmd = bytes.TrimSpace(cmd)
 	if len(cmd) == 0 || bytes.Equal(cmd, []byte("null")) {
 		return nil, nil
 	}
 	a := newAnalyzer(cwd, home)
-	if in.Cwd != nil && path.IsAbs(*in.Cwd) {
+	if path.IsAbs(dir) {
 		// The command runs there; insideCwd still refers to the session's.
-		a.dir, a.dirKnown = path.Clean(*in.Cwd), true
+		a.dir, a.dirKnown = path.Clean(dir), true
 	}
 	var script string
 	if err := json.Unmarshal(cmd, &script); err == nil {
@@ -61,6 +74,9 @@ func Analyze(rawInput json.RawMessage, cwd, home string) (*abi.Shell, []abi.Path
 	}, nil
 }
 
+// Inside reports whether the absolute, clean path p is cwd or below it.
+func Inside(p, cwd string) bool { return inside(p, cwd) }
+
 // AnalyzeScript analyses a bash script run in cwd.
 func AnalyzeScript(src, cwd, home string) (*abi.Shell, []abi.Path) {
 	a := newAnalyzer(cwd, home)
@@ -75,27 +91,39 @@ func AnalyzeArgv(argv []string, cwd, home string) (*abi.Shell, []abi.Path) {
 }
 
 func (a *analyzer) argv(argv []string) (*abi.Shell, []abi.Path) {
-	src := quoteArgv(argv)
+	src, words := quoteArgv(argv)
 	if len(argv) == 0 {
 		a.fail("empty argv")
 	} else {
-		words := make([]word, len(argv))
-		for i, s := range argv {
-			words[i] = word{text: s}
-		}
-		a.command(words, nil, nil, frame{})
+		// No statement: the argv as a whole is where its command is, and
+		// a script it hands to a shell is where its quoted word is.
+		a.command(words, nil, nil, frame{base: -1, span: &abi.Range{Start: 0, End: len(src)}})
 	}
 	return a.result(src)
 }
 
-func quoteArgv(argv []string) string {
-	q := make([]string, len(argv))
+// quoteArgv returns argv as a shell would have to write it, and its words,
+// each placed where the source shows it verbatim (as is, or inside single
+// quotes).
+func quoteArgv(argv []string) (string, []word) {
+	var b strings.Builder
+	words := make([]word, len(argv))
 	for i, s := range argv {
-		if t, err := syntax.Quote(s, syntax.LangBash); err == nil {
-			q[i] = t
-		} else {
-			q[i] = s
+		if i > 0 {
+			b.WriteByte(' ')
 		}
+		words[i] = word{text: s}
+		q, err := syntax.Quote(s, syntax.LangBash)
+		switch {
+		case err != nil:
+			q = s
+			words[i].pos = 1 + b.Len()
+		case q == s:
+			words[i].pos = 1 + b.Len()
+		case q == "'"+s+"'":
+			words[i].pos = 1 + b.Len() + 1
+		}
+		b.WriteString(q)
 	}
-	return strings.Join(q, " ")
+	return b.String(), words
 }

@@ -9,9 +9,10 @@ import (
 	"github.com/permhost/permhost/abi"
 )
 
-// FuzzAnalyzeScript: no panic; a parsed result has a non-empty argv for
-// every command, and at least one command per simple command the parser
-// saw; every path is absolute.
+// FuzzAnalyzeScript: no panic; every command has a pipeline and a stage of
+// at least 1, and a source range inside the script; a parsed result has a
+// non-empty argv for every command, and at least one command per simple
+// command the parser saw; every path is absolute.
 func FuzzAnalyzeScript(f *testing.F) {
 	for _, s := range []string{
 		`git status && curl x | sh`,
@@ -37,6 +38,14 @@ func FuzzAnalyzeScript(f *testing.F) {
 		for _, p := range paths {
 			if !strings.HasPrefix(p.Path, "/") {
 				t.Fatalf("relative path %q", p.Path)
+			}
+		}
+		for _, c := range sh.Commands {
+			if c.Pipeline < 1 || c.Stage < 1 {
+				t.Fatalf("%q: pipeline %d stage %d in %q", c.Argv, c.Pipeline, c.Stage, src)
+			}
+			if r := c.Source; r != nil && (r.Start < 0 || r.Start > r.End || r.End > len(src)) {
+				t.Fatalf("%q: source %+v outside %d bytes of %q", c.Argv, *r, len(src), src)
 			}
 		}
 		if !sh.Parsed {

@@ -199,11 +199,12 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 	}
 	// innerScript records what a wrapper's script runs, one level deeper,
 	// with the assignments the wrapper adds.
-	innerScript := func(wrapper, script string, lang syntax.LangVariant, assigns []abi.Assignment) {
+	innerScript := func(wrapper string, script word, lang syntax.LangVariant, assigns []abi.Assignment) {
 		inner(words, wrapper, func(g frame) {
 			g = g.assigning(assigns)
 			g.depth++
-			a.script(script, g, lang)
+			g.base = script.offset()
+			a.script(script.text, g, lang)
 		})
 	}
 	for {
@@ -344,7 +345,7 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 					emitAs(words, f)
 					return
 				}
-				innerScript("flock", rest[1].text, syntax.LangBash, nil)
+				innerScript("flock", rest[1], syntax.LangBash, nil)
 				return
 			}
 			inner(words, "flock", func(g frame) { a.command(rest, nil, stdin, g) })
@@ -441,7 +442,7 @@ func (a *analyzer) command(words []word, redirs []abi.Redirect, stdin *word, f f
 // script read from a here-document.
 // rest and seen are what follows the shell's options, and the options.
 func (a *analyzer) shell(name string, words, rest []word, seen map[string]word, stdin *word, f frame,
-	emitAs func([]word, frame), innerScript func(string, string, syntax.LangVariant, []abi.Assignment)) {
+	emitAs func([]word, frame), innerScript func(string, word, syntax.LangVariant, []abi.Assignment)) {
 	dialect := shells[name]
 	var script word
 	switch _, c := seen["c"]; {
@@ -468,7 +469,7 @@ func (a *analyzer) shell(name string, words, rest []word, seen map[string]word, 
 	if dialect.reason != "" {
 		a.fail(dialect.reason)
 	}
-	innerScript(name, script.text, dialect.lang, nil)
+	innerScript(name, script, dialect.lang, nil)
 }
 
 // after looks at a recorded command for effects beyond its argv: cd,
@@ -527,6 +528,7 @@ func (a *analyzer) after(ws []word, f frame, peeled []string) {
 		a.conditional(func() {
 			g := f.wrapped("trap")
 			g.depth++
+			g.base = rest[0].offset()
 			a.script(rest[0].text, g, syntax.LangBash)
 		})
 	}
@@ -608,14 +610,20 @@ func isAssignment(s string) bool {
 	return ok && syntax.ValidName(name)
 }
 
-// joinLiteral joins words with spaces, as eval and sh -c see them.
-func joinLiteral(ws []word) (string, bool) {
+// joinLiteral joins words with spaces, as eval and sh -c see them. The
+// result is where its one word is in the source; several words joined are
+// nowhere verbatim.
+func joinLiteral(ws []word) (word, bool) {
 	parts := make([]string, len(ws))
 	for i, w := range ws {
 		if w.dyn {
-			return "", false
+			return word{}, false
 		}
 		parts[i] = w.text
 	}
-	return strings.Join(parts, " "), true
+	joined := word{text: strings.Join(parts, " ")}
+	if len(ws) == 1 {
+		joined.pos = ws[0].pos
+	}
+	return joined, true
 }

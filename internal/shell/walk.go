@@ -36,6 +36,43 @@ type frame struct {
 	assigns  []abi.Assignment
 	dynamic  bool
 	depth    int
+	// pipe is the pipeline the commands here belong to, and stage their
+	// stage in it; pipe is nil outside every pipeline.
+	pipe  *pipeline
+	stage int
+	// base is the offset of the script being walked within the analysed
+	// source, or -1 when its text does not appear there verbatim (a script
+	// built from an argv or from several words); span is the source of the
+	// statement being walked, nil when unknown.
+	base int
+	span *abi.Range
+}
+
+// pipeline numbers one pipeline and tracks its highest stage so far, so
+// that a stage after a nested pipeline comes after all of its stages.
+type pipeline struct {
+	id, max int
+}
+
+// piped returns the frame of the stage of a pipeline the node at f starts
+// or continues, and the pipeline.
+func (a *analyzer) piped(f frame) frame {
+	if f.pipe == nil {
+		a.pipes++
+		f.pipe, f.stage = &pipeline{id: a.pipes}, 1
+	}
+	if f.stage > f.pipe.max {
+		f.pipe.max = f.stage
+	}
+	return f
+}
+
+// nextStage returns the frame of the stage after everything walked so far
+// in f's pipeline.
+func (f frame) nextStage() frame {
+	f.stage = f.pipe.max + 1
+	f.pipe.max = f.stage
+	return f
 }
 
 func (f frame) in(ctx string) frame {
@@ -63,7 +100,14 @@ func (f frame) assigning(assigns []abi.Assignment) frame {
 type word struct {
 	text string
 	dyn  bool
+	// pos is 1 + the offset of text in the analysed source when text is
+	// written there verbatim (an unquoted literal without escapes, or the
+	// inside of single quotes); 0 when not.
+	pos int
 }
+
+// offset returns where w's text starts in the analysed source, or -1.
+func (w word) offset() int { return w.pos - 1 }
 
 type analyzer struct {
 	cwd, home string
@@ -85,6 +129,7 @@ type analyzer struct {
 	reasons []string
 	cfg     *expand.Config
 	printer *syntax.Printer
+	pipes   int // pipelines numbered so far
 }
 
 func newAnalyzer(cwd, home string) *analyzer {
@@ -184,6 +229,9 @@ func (a *analyzer) stmt(s *syntax.Stmt, f frame) {
 }
 
 func (a *analyzer) stmtBody(s *syntax.Stmt, f frame) {
+	if f.base >= 0 {
+		f.span = a.stmtSpan(s, f.base)
+	}
 	start := len(a.cmds)
 	redirs, stdin := a.redirects(s.Redirs, f)
 	switch cmd := s.Cmd.(type) {
@@ -199,13 +247,30 @@ func (a *analyzer) stmtBody(s *syntax.Stmt, f frame) {
 	}
 }
 
+// stmtSpan is the source of statement s, redirects included, without the
+// ; or & that ends it.
+func (a *analyzer) stmtSpan(s *syntax.Stmt, base int) *abi.Range {
+	end := s.Pos()
+	if s.Cmd != nil {
+		end = s.Cmd.End()
+	}
+	for _, r := range s.Redirs {
+		if r.End().After(end) {
+			end = r.End()
+		}
+	}
+	return &abi.Range{Start: base + int(s.Pos().Offset()), End: base + int(end.Offset())}
+}
+
 func (a *analyzer) compound(cmd syntax.Command, f frame) {
 	switch x := cmd.(type) {
 	case *syntax.BinaryCmd:
 		switch x.Op {
 		case syntax.Pipe, syntax.PipeAll:
-			a.subshell(func() { a.stmt(x.X, f.in(ctxPipeline)) })
-			a.subshell(func() { a.stmt(x.Y, f.in(ctxPipeline)) })
+			g := a.piped(f.in(ctxPipeline))
+			a.subshell(func() { a.stmt(x.X, g) })
+			h := g.nextStage()
+			a.subshell(func() { a.stmt(x.Y, h) })
 		default:
 			a.stmt(x.X, f)
 			a.conditional(func() { a.stmt(x.Y, f) })
@@ -358,6 +423,16 @@ func (a *analyzer) emit(cmd abi.Command, f frame) {
 	}
 	cmd.Context = f.ctx
 	cmd.Dynamic = cmd.Dynamic || f.dynamic
+	if f.pipe != nil {
+		cmd.Pipeline, cmd.Stage = f.pipe.id, f.stage
+	} else {
+		a.pipes++
+		cmd.Pipeline, cmd.Stage = a.pipes, 1
+	}
+	if f.span != nil {
+		r := *f.span
+		cmd.Source = &r
+	}
 	a.cmds = append(a.cmds, cmd)
 }
 
@@ -465,7 +540,26 @@ func (a *analyzer) word(w *syntax.Word, f frame) word {
 	if err != nil || len(fields) != 1 {
 		return word{text: a.print(w), dyn: true}
 	}
-	return word{text: fields[0]}
+	return word{text: fields[0], pos: a.verbatim(w, fields[0], f)}
+}
+
+// verbatim returns 1 + the offset in the analysed source where w's value
+// text is written as it is, or 0.
+func (a *analyzer) verbatim(w *syntax.Word, text string, f frame) int {
+	if f.base < 0 || len(w.Parts) != 1 {
+		return 0
+	}
+	switch p := w.Parts[0].(type) {
+	case *syntax.Lit:
+		if p.Value == text {
+			return 1 + f.base + int(p.Pos().Offset())
+		}
+	case *syntax.SglQuoted:
+		if !p.Dollar && p.Value == text {
+			return 1 + f.base + int(p.Pos().Offset()) + 1
+		}
+	}
+	return 0
 }
 
 // dynamicWord reports whether w's value is only known at run time.

@@ -16,11 +16,16 @@ import (
 // readReq is a read or search the way claude-agent-acp or codex-acp asks it,
 // with the paths permhost resolved.
 func readReq(kind string, paths ...abi.Path) abi.Request {
+	a := &abi.Action{Family: kind}
+	for _, p := range paths {
+		a.Paths = append(a.Paths, p.Path)
+	}
 	return abi.Request{
 		ABI:        abi.Current,
 		DecisionID: "read",
-		Session:    abi.Session{ID: "s", Cwd: "/home/dev/project"},
+		Session:    abi.Session{ID: "s", Cwd: "/home/dev/project", Home: home},
 		ToolCall:   abi.ToolCall{ID: "toolu_05", Title: "Read", Kind: kind, ToolName: "Read"},
+		Action:     a,
 		Options:    claudeOptions,
 		Paths:      paths,
 	}
@@ -46,7 +51,13 @@ func TestReadonlyAS(t *testing.T) {
 	sdkEdit := withLocationPaths(transcriptRequests(t, "sdk-example-allow.jsonl")[0])
 	codex := codexExec("cat README.md", parsedShell("cat README.md", argv("cat", "README.md")))
 	codex.ToolCall.Kind = abi.KindRead // a shell command dressed as a read
+	codex.Action.Family = abi.FamilyRead
 	codex.Paths = []abi.Path{readPath("/home/dev/project/README.md", true)}
+	// Only the shell command marks it: no analysis, just the action's command.
+	commandOnly := codex
+	commandOnly.Shell = nil
+	noAction := readReq(abi.KindRead, readPath("/home/dev/project/a", true))
+	noAction.Action = nil
 	noAllowOnce := readReq(abi.KindRead, readPath("/home/dev/project/a", true))
 	noAllowOnce.Options = noAllowOnce.Options[:1]
 	noCwd := readReq(abi.KindRead, readPath("/home/dev/project/a", true))
@@ -76,6 +87,8 @@ func TestReadonlyAS(t *testing.T) {
 		{name: "no allow_once offered", req: noAllowOnce, want: abi.OutcomeAbstain, reason: "no allow_once option"},
 		{name: "cwd unknown", req: noCwd, want: abi.OutcomeAbstain, reason: "cwd is unknown"},
 		{name: "shell command", req: codex, want: abi.OutcomeAbstain, reason: "shell command"},
+		{name: "shell command without analysis", req: commandOnly, want: abi.OutcomeAbstain, reason: "shell command"},
+		{name: "a request without an action (a 1.0 host)", req: noAction, want: abi.OutcomeAbstain, reason: "no action"},
 		{name: "claude Bash", req: claude[0], want: abi.OutcomeAbstain, reason: "not a read or search"},
 		{name: "claude Write inside cwd", req: claude[1], want: abi.OutcomeAbstain, reason: "not a read or search"},
 		{name: "sdk example edit", req: sdkEdit, want: abi.OutcomeAbstain, reason: "not a read or search"},
@@ -120,9 +133,9 @@ func TestReadonlyASOnStockExtism(t *testing.T) {
 		name, input, want string
 	}{
 		{"valid", string(good), `"outcome":"allow"`},
-		{"escapes", `{"toolCall":{"kind":"re\u0061d"},"session":{"cwd":"\/home\/dev"},"paths":[{"path":"/home/dev/\u00e9\ud83d\ude00","access":"read","insideCwd":true}],"options":[{"kind":"allow_once"}]}`,
+		{"escapes", `{"action":{"family":"re\u0061d"},"session":{"cwd":"\/home\/dev"},"paths":[{"path":"/home/dev/\u00e9\ud83d\ude00","access":"read","insideCwd":true}],"options":[{"kind":"allow_once"}]}`,
 			`"outcome":"allow"`},
-		{"duplicate key, last wins", `{"toolCall":{"kind":"read","kind":"edit"}}`, `not a read or search`},
+		{"duplicate key, last wins", `{"action":{"family":"read","family":"edit"}}`, `not a read or search`},
 		{"leading zero", `{"x":01}`, "bad request JSON"},
 		{"trailing comma", `{"a":1,}`, "bad request JSON"},
 		{"truncated", `{"toolCall":{"kind":"read"`, "bad request JSON"},
@@ -187,7 +200,7 @@ func TestReadonlyASImports(t *testing.T) {
 func BenchmarkReadonlyAS(b *testing.B) {
 	plugin := loadExample(b, "readonly-as")
 	req := withLocationPaths(transcriptRequests(b, "claude-allow.jsonl")[1])
-	req.ToolCall.Kind = abi.KindRead
+	req.ToolCall.Kind, req.Action.Family = abi.KindRead, abi.FamilyRead
 	req.Paths[0].Access = abi.AccessRead
 	ctx := context.Background()
 	for b.Loop() {

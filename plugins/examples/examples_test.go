@@ -109,8 +109,10 @@ func TestProtectSecrets(t *testing.T) {
 		{name: "configured globs replace defaults", req: withConfig(claudeFile("Read", cwd+"/.env"), `{"globs":["deploy/credentials.json"]}`), want: abi.OutcomeAbstain},
 		{name: "relative glob anchored at cwd", req: withConfig(claudeFile("Write", cwd+"/other/deploy/credentials.json"), `{"globs":["deploy/credentials.json"]}`), want: abi.OutcomeAbstain},
 		{name: "** glob", req: withConfig(claudeFile("Read", cwd+"/a/b/secrets/x.txt"), `{"paths":["**/secrets/**"]}`), want: abi.OutcomeReject, optionID: "reject"},
-		{name: "configured home", req: withConfig(claudeFile("Read", "/srv/ci/.ssh/config"), `{"globs":["~/.ssh/**"],"home":"/srv/ci"}`), want: abi.OutcomeReject, optionID: "reject"},
-		{name: "not a home without config", req: withConfig(claudeFile("Read", "/srv/ci/.ssh/config"), `{"globs":["~/.ssh/**"]}`), want: abi.OutcomeAbstain},
+		{name: "the session's home", req: withHome(withConfig(claudeFile("Read", "/srv/ci/.ssh/config"), `{"globs":["~/.ssh/**"]}`), "/srv/ci"), want: abi.OutcomeReject, optionID: "reject"},
+		{name: "not the session's home", req: withConfig(claudeFile("Read", "/srv/ci/.ssh/config"), `{"globs":["~/.ssh/**"]}`), want: abi.OutcomeAbstain},
+		{name: "home unknown: any home", req: withHome(claudeFile("Read", "/home/alice/.ssh/id_rsa"), ""), want: abi.OutcomeReject, optionID: "reject"},
+		{name: "home is no longer a config key", req: withConfig(claudeFile("Read", "/srv/ci/.ssh/config"), `{"home":"/srv/ci"}`), failure: host.KindPluginError},
 		{name: "malformed glob fails", req: withConfig(allow[0], `{"globs":["[abc"]}`), failure: host.KindPluginError},
 		{name: "unknown config key fails", req: withConfig(allow[0], `{"glob":[".env"]}`), failure: host.KindPluginError},
 	})

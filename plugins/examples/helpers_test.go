@@ -15,8 +15,10 @@ import (
 	"unicode"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/acptest"
+	"github.com/permhost/permhost/internal/profile"
 	"github.com/permhost/permhost/policy"
 	"github.com/permhost/permhost/sandbox"
 )
@@ -116,8 +118,39 @@ func transcriptRequests(t testing.TB, file string) []abi.Request {
 	return reqs
 }
 
+// built is the request permhost builds for a session/request_permission
+// with these params from the agent that sent agentInfo name and version:
+// the real path (policy.BuildRequest: profile, shell analysis, paths,
+// grants), without earlier tool-call updates.
+func built(t testing.TB, name, version, params string) abi.Request {
+	t.Helper()
+	var p struct {
+		SessionID string                 `json:"sessionId"`
+		ToolCall  json.RawMessage        `json:"toolCall"`
+		Options   []acp.PermissionOption `json:"options"`
+	}
+	if err := json.Unmarshal([]byte(params), &p); err != nil {
+		t.Fatal(err)
+	}
+	var tc struct {
+		ToolCallID string `json:"toolCallId"`
+	}
+	_ = json.Unmarshal(p.ToolCall, &tc)
+	pr := &acp.PermissionRequest{
+		ID: json.RawMessage("0"), Params: json.RawMessage(params), SessionID: p.SessionID,
+		ToolCallID: tc.ToolCallID, ToolCall: p.ToolCall, Options: p.Options,
+		Session: acp.SessionInfo{ID: p.SessionID, Cwd: cwd, Mode: "default", Agent: acp.Peer{Name: name, Version: version}},
+	}
+	req, err := policy.BuildRequest(pr, "built", home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
 // withLocationPaths fills Paths from the tool call's locations, as the
 // context builder does: read access for a read or search, write otherwise.
+// (transcriptRequests leaves Paths empty; the action keeps the files.)
 func withLocationPaths(r abi.Request) abi.Request {
 	access := abi.AccessWrite
 	if r.ToolCall.Kind == abi.KindRead || r.ToolCall.Kind == abi.KindSearch {
@@ -143,7 +176,21 @@ var (
 	}
 )
 
-const cwd = "/home/dev/project"
+const (
+	cwd  = "/home/dev/project"
+	home = "/home/dev"
+)
+
+// familyOf is the family a claude-agent-acp call of kind and toolName has,
+// as its profile reads it.
+func familyOf(kind, toolName string) string {
+	tc, _ := json.Marshal(map[string]string{"toolCallId": "t", "kind": kind, "name": toolName})
+	f, err := profile.ByName("claude-agent-acp").Read(tc, cwd, home)
+	if err != nil {
+		panic(err)
+	}
+	return f.Action.Family
+}
 
 // claudeBash is a claude-agent-acp Bash request for script; shell is the
 // analysis, or nil for a request without one.
@@ -152,8 +199,9 @@ func claudeBash(script, description string, shell *abi.Shell) abi.Request {
 	content, _ := json.Marshal([]any{map[string]any{"type": "content", "content": map[string]string{"type": "text", "text": description}}})
 	return abi.Request{
 		ABI: abi.Current, DecisionID: "bash",
-		Session:  abi.Session{ID: "2a178532", Cwd: cwd, Mode: "default", Agent: &abi.Peer{Name: "@zed-industries/claude-agent-acp", Version: "0.23.1"}},
+		Session:  abi.Session{ID: "2a178532", Cwd: cwd, Mode: "default", Home: home, Agent: &abi.Peer{Name: "@zed-industries/claude-agent-acp", Version: "0.23.1", Profile: "claude-agent-acp"}},
 		ToolCall: abi.ToolCall{ID: "toolu_fake_0100", Title: script, Kind: abi.KindExecute, RawInput: raw, Content: content, ToolName: "Bash"},
+		Action:   &abi.Action{Family: abi.FamilyShell, Command: script, Cwd: cwd},
 		Options:  claudeOptions,
 		Shell:    shell,
 	}
@@ -172,8 +220,9 @@ func claudeFile(tool, path string) abi.Request {
 	raw, _ := json.Marshal(rawInput)
 	return abi.Request{
 		ABI: abi.Current, DecisionID: strings.ToLower(tool),
-		Session:  abi.Session{ID: "2a178532", Cwd: cwd, Mode: "default"},
+		Session:  abi.Session{ID: "2a178532", Cwd: cwd, Mode: "default", Home: home},
 		ToolCall: abi.ToolCall{ID: "toolu_fake_0101", Title: tool + " " + filepath.Base(path), Kind: kind, RawInput: raw, Content: content, Locations: []abi.Location{{Path: path}}, ToolName: tool},
+		Action:   &abi.Action{Family: kind, Paths: []string{path}},
 		Options:  claudeOptions,
 		Paths:    []abi.Path{{Path: path, Access: access, InsideCwd: strings.HasPrefix(path, cwd+"/"), Source: "location"}},
 	}
@@ -191,8 +240,9 @@ func codexExec(script string, shell *abi.Shell) abi.Request {
 	})
 	return abi.Request{
 		ABI: abi.Current, DecisionID: "codex-exec",
-		Session:  abi.Session{ID: "0199a1b2-codex", Cwd: cwd, Agent: &abi.Peer{Name: "codex-acp", Version: "0.16.0"}},
+		Session:  abi.Session{ID: "0199a1b2-codex", Cwd: cwd, Home: home, Agent: &abi.Peer{Name: "codex-acp", Version: "0.16.0", Profile: "codex-acp"}},
 		ToolCall: abi.ToolCall{ID: "call_x", Title: script, Kind: abi.KindExecute, Status: "pending", RawInput: raw},
+		Action:   &abi.Action{Family: abi.FamilyShell, Command: script, Cwd: cwd},
 		Options: []abi.Option{
 			{OptionID: "approved", Name: "Yes, proceed", Kind: abi.OptionAllowOnce},
 			{OptionID: "approved-execpolicy-amendment", Name: "Yes, and don't ask again for commands that start with `" + script + "`", Kind: abi.OptionAllowAlways, Durable: true},
@@ -208,8 +258,9 @@ func codexPatch(path string) abi.Request {
 	content, _ := json.Marshal([]any{map[string]any{"type": "diff", "path": path, "newText": "x\n"}})
 	return abi.Request{
 		ABI: abi.Current, DecisionID: "codex-patch",
-		Session:  abi.Session{ID: "0199a1b2-codex", Cwd: cwd},
+		Session:  abi.Session{ID: "0199a1b2-codex", Cwd: cwd, Home: home},
 		ToolCall: abi.ToolCall{ID: "call_y", Title: "Edit " + path, Kind: abi.KindEdit, RawInput: raw, Content: content, Locations: []abi.Location{{Path: path}}},
+		Action:   &abi.Action{Family: abi.FamilyEdit, Paths: []string{path}},
 		Options:  codexPatchOptions,
 		Paths:    []abi.Path{{Path: path, Access: abi.AccessWrite, InsideCwd: strings.HasPrefix(path, cwd+"/"), Source: "diff"}},
 	}
@@ -228,8 +279,20 @@ func withConfig(r abi.Request, config string) abi.Request {
 	return r
 }
 
+// withKind makes r a call of another kind and tool, with the action's
+// family a claude-agent-acp profile would give it.
 func withKind(r abi.Request, kind, toolName string) abi.Request {
 	r.ToolCall.Kind, r.ToolCall.ToolName = kind, toolName
+	a := abi.Action{Family: familyOf(kind, toolName)}
+	if r.Action != nil {
+		a.Paths = r.Action.Paths
+	}
+	r.Action = &a
+	return r
+}
+
+func withHome(r abi.Request, home string) abi.Request {
+	r.Session.Home = home
 	return r
 }
 

@@ -6,11 +6,14 @@ EXAMPLES := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 OUT      ?= $(EXAMPLES)/../../build/plugins
 GO       ?= go
 
-# Sources every Go plugin depends on besides its own.
-GO_PLUGIN_DEPS := $(wildcard $(EXAMPLES)/../pdk/*.go) $(EXAMPLES)/../pdk/go.mod \
+# Sources every Go plugin depends on besides its own: the pdk and abi
+# packages of the root module (which pins github.com/extism/go-pdk).
+GO_PLUGIN_DEPS := $(wildcard $(EXAMPLES)/../pdk/*.go) $(EXAMPLES)/../../go.mod \
                   $(wildcard $(EXAMPLES)/../../abi/*.go)
 
-# Go plugins: each a module in $(EXAMPLES)/NAME, built to $(OUT)/NAME.wasm.
+# Go plugins: each a module in $(EXAMPLES)/NAME that requires the root module
+# (github.com/permhost/permhost, replaced by this checkout), built to
+# $(OUT)/NAME.wasm.
 # Add a Go plugin by appending its directory name here.
 GO_PLUGINS := plan-mode protect-secrets explainer team-rules
 
@@ -19,8 +22,16 @@ GO_PLUGINS := plan-mode protect-secrets explainer team-rules
 # versions pinned in its package-lock.json.
 AS_PLUGINS := readonly-as
 
+# C plugins: each a directory $(EXAMPLES)/NAME with main.c (and the
+# permhost.h of docs/abi.md), built to $(OUT)/NAME.wasm for wasm32 without a
+# C library: Debian's clang and lld are all it takes (apt-get install clang
+# lld), and these are the flags docs/abi.md gives.
+C_PLUGINS := no-force-push
+CLANG     ?= clang
+C_FLAGS   := --target=wasm32 -nostdlib -ffreestanding -O2 -Wl,--no-entry
+
 .PHONY: all
-all: $(GO_PLUGINS:%=$(OUT)/%.wasm) $(AS_PLUGINS:%=$(OUT)/%.wasm)
+all: $(GO_PLUGINS:%=$(OUT)/%.wasm) $(AS_PLUGINS:%=$(OUT)/%.wasm) $(C_PLUGINS:%=$(OUT)/%.wasm)
 
 $(OUT):
 	@mkdir -p $@
@@ -46,3 +57,12 @@ $(OUT)/$(1).wasm: $(wildcard $(EXAMPLES)/$(1)/assembly/*.ts) $(EXAMPLES)/$(1)/as
 	mv $$@.tmp $$@
 endef
 $(foreach p,$(AS_PLUGINS),$(eval $(call as_plugin,$(p))))
+
+define c_plugin
+$(OUT)/$(1).wasm: $(wildcard $(EXAMPLES)/$(1)/*.c) $(wildcard $(EXAMPLES)/$(1)/*.h) | $(OUT)
+	@command -v $(CLANG) >/dev/null && command -v wasm-ld >/dev/null || \
+		{ echo "$(1): needs clang and lld (wasm-ld); on Debian: apt-get install clang lld" >&2; exit 1; }
+	$(CLANG) $(C_FLAGS) -Wall -Wextra -Werror -o $$(abspath $$@).tmp $(EXAMPLES)/$(1)/main.c
+	mv $$@.tmp $$@
+endef
+$(foreach p,$(C_PLUGINS),$(eval $(call c_plugin,$(p))))

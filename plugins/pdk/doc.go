@@ -18,11 +18,20 @@
 //
 //	func main() {}
 //
+// The package belongs to the module github.com/permhost/permhost, with
+// [github.com/permhost/permhost/abi]: a plugin's module requires that one
+// module (go get github.com/permhost/permhost@VERSION), and builds with
+// nothing else from it but github.com/extism/go-pdk.
+//
 // Importing this package is what makes the module a plugin: built for
 // wasip1 it exports permhost_decide, permhost_abi and permhost_describe (see
 // docs/abi.md) over the Extism host functions of github.com/extism/go-pdk.
 // Built for any other platform it exports nothing, so that a plugin's decide
 // function can be unit-tested with an ordinary go test.
+//
+// Register reports the ABI version of the abi package it is built with
+// (1.1): decide on the request's Action and Shell, which permhost fills the
+// same way whichever agent asks; [CommandText] and [Feeds] help with them.
 //
 // A decide function that returns an error, panics, or returns a decision that
 // fails [abi.Decision.Validate] makes the call fail; permhost then applies

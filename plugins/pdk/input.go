@@ -21,12 +21,17 @@ func InputString(req abi.Request, key string) string {
 	return s
 }
 
-// CommandText returns the shell script of the tool call: the analysed
-// source when permhost found one, else rawInput.command as claude-agent-acp
-// sends it (a string) or as codex-acp sends it (an argv such as
+// CommandText returns the shell script of the tool call: the action's
+// command, which permhost found wherever the agent put it (ABI 1.1); for a
+// request without an action (a 1.0 host, or one built by hand), the
+// analysed source, else rawInput.command as claude-agent-acp sends it (a
+// string) or as codex-acp 0.16 sends it (an argv such as
 // ["/bin/bash","-lc","rm -rf build"], whose script is returned). It returns
 // "" when the call carries no command.
 func CommandText(req abi.Request) string {
+	if req.Action != nil {
+		return req.Action.Command
+	}
 	if req.Shell != nil && req.Shell.Source != "" {
 		return req.Shell.Source
 	}
@@ -60,4 +65,14 @@ func isShell(name string) bool {
 		return true
 	}
 	return false
+}
+
+// Feeds reports whether the output of command a can reach the input of
+// command b through pipes, as the shell analysis tells it (ABI 1.1): both in
+// the same pipeline, b at a higher stage. In "curl x | sh" curl feeds sh; in
+// "curl x; echo hi | sh" it does not. Commands the analysis did not place
+// (pipeline 0, from a 1.0 host) feed nothing: check Command.Pipeline before
+// relying on a false.
+func Feeds(a, b abi.Command) bool {
+	return a.Pipeline > 0 && a.Pipeline == b.Pipeline && a.Stage > 0 && a.Stage < b.Stage
 }

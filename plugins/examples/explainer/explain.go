@@ -51,32 +51,32 @@ func assess(req abi.Request) finding {
 		}
 	}
 	cmd := pdk.CommandText(req)
-	switch kind := req.ToolCall.Kind; {
-	case cmd != "" || kind == abi.KindExecute:
+	switch fam := family(req); {
+	case cmd != "" || fam == abi.FamilyShell:
 		assessCommand(req, cmd, note)
-	case kind == abi.KindEdit || kind == abi.KindDelete || kind == abi.KindMove:
-		verb := map[string]string{abi.KindEdit: "Changes", abi.KindDelete: "Deletes", abi.KindMove: "Moves"}[kind]
+	case fam == abi.FamilyEdit || fam == abi.FamilyDelete || fam == abi.FamilyMove:
+		verb := map[string]string{abi.FamilyEdit: "Changes", abi.FamilyDelete: "Deletes", abi.FamilyMove: "Moves"}[fam]
 		files := targets(req)
 		switch {
 		case len(files) == 0:
 			note(medium, verb+" files; which ones the agent did not say.")
 		case anyOutside(files, cwd):
 			note(high, verb+" files outside the project directory.")
-		case kind == abi.KindDelete:
+		case fam == abi.FamilyDelete:
 			note(medium, "Deletes files inside the project; this may not be undoable.")
 		default:
 			note(medium, verb+" files inside the project; review the diff.")
 		}
-	case kind == abi.KindFetch:
+	case fam == abi.FamilyFetch:
 		note(high, "Fetches from the network; content may be untrusted or leak data.")
-	case kind == abi.KindSwitchMode:
+	case fam == abi.FamilySwitchMode:
 		note(medium, "Leaves plan mode; the agent may then change files.")
-	case kind == abi.KindRead || kind == abi.KindSearch || kind == abi.KindThink:
+	case fam == abi.FamilyRead || fam == abi.FamilySearch || req.ToolCall.Kind == abi.KindThink:
 		if anyOutside(targets(req), cwd) {
 			note(medium, "Reads files outside the project directory.")
 		}
 		note(low, "Only reads; changes nothing.")
-	case strings.HasPrefix(req.ToolCall.ToolName, "mcp__"):
+	case fam == abi.FamilyMCP:
 		note(medium, "Calls an external MCP tool; its effects depend on that server.")
 	default:
 		note(medium, "Unknown kind of tool; its effects cannot be predicted.")
@@ -227,25 +227,24 @@ func summary(req abi.Request) string {
 	switch cmd := pdk.CommandText(req); {
 	case cmd != "":
 		what = fmt.Sprintf("Runs `%s`", clip(oneLine(cmd), 120))
-		if dir := pdk.InputString(req, "cwd"); dir != "" {
+		if dir := first(actionCwd(req), req.Session.Cwd); dir != "" {
 			what += " in " + clip(dir, 200)
-		} else if req.Session.Cwd != "" {
-			what += " in " + clip(req.Session.Cwd, 200)
 		}
-	case tc.Kind == abi.KindSwitchMode:
+	case family(req) == abi.FamilySwitchMode:
 		what = "Asks to leave plan mode"
 		if plan := pdk.InputString(req, "plan"); plan != "" {
 			what += " and carry out the plan: " + clip(oneLine(plan), 160)
 		}
-	case tc.Kind == abi.KindFetch:
-		what = "Fetches " + clip(first(pdk.InputString(req, "url"), tc.Title, "a resource from the network"), 200)
+	case family(req) == abi.FamilyFetch:
+		what = "Fetches " + clip(first(strings.Join(actionURLs(req), ", "), tc.Title, "a resource from the network"), 200)
 	default:
 		files := targets(req)
+		fam := family(req)
 		verb := map[string]string{
-			abi.KindRead: "Reads", abi.KindEdit: "Edits", abi.KindDelete: "Deletes",
-			abi.KindMove: "Moves", abi.KindSearch: "Searches",
-		}[tc.Kind]
-		if tc.Kind == abi.KindEdit && creates(req) {
+			abi.FamilyRead: "Reads", abi.FamilyEdit: "Edits", abi.FamilyDelete: "Deletes",
+			abi.FamilyMove: "Moves", abi.FamilySearch: "Searches",
+		}[fam]
+		if fam == abi.FamilyEdit && creates(req) {
 			verb = "Creates"
 		}
 		switch {
@@ -263,7 +262,36 @@ func summary(req abi.Request) string {
 	return sentence(what)
 }
 
-// reason is the agent's own account of why it wants the call.
+// family is the action's; a request without an action (built by hand; a
+// 1.1 host always sends one) takes it from the ACP kind.
+func family(req abi.Request) string {
+	if req.Action != nil {
+		return req.Action.Family
+	}
+	if req.ToolCall.Kind == abi.KindExecute {
+		return abi.FamilyShell
+	}
+	return req.ToolCall.Kind
+}
+
+func actionCwd(req abi.Request) string {
+	if req.Action != nil {
+		return req.Action.Cwd
+	}
+	return ""
+}
+
+func actionURLs(req abi.Request) []string {
+	if req.Action != nil {
+		return req.Action.URLs
+	}
+	return nil
+}
+
+// reason is the agent's own account of why it wants the call, from the
+// rawInput keys agents use for it (claude-agent-acp and Qwen Code
+// description, codex-acp reason). It only explains; nothing is decided on
+// it.
 func reason(req abi.Request) string {
 	for _, k := range []string{"description", "reason", "justification"} {
 		if s := pdk.InputString(req, k); s != "" {
@@ -273,7 +301,9 @@ func reason(req abi.Request) string {
 	return ""
 }
 
-// targets are the files the call names, absolute where possible.
+// targets are the files the call names, absolute where possible: those
+// permhost found, and those the action names (a request without an action,
+// built by hand, has its locations).
 func targets(req abi.Request) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -286,47 +316,32 @@ func targets(req abi.Request) []string {
 	for _, p := range req.Paths {
 		add(p.Path)
 	}
-	for _, l := range req.ToolCall.Locations {
-		add(l.Path)
-	}
-	for _, k := range []string{"file_path", "path", "notebook_path"} {
-		if s := pdk.InputString(req, k); s != "" {
-			add(resolve(s, req.Session.Cwd))
+	if req.Action != nil {
+		for _, p := range req.Action.Paths {
+			add(p)
 		}
-	}
-	var in struct {
-		Changes map[string]json.RawMessage `json:"changes"`
-	}
-	if json.Unmarshal(req.ToolCall.RawInput, &in) == nil {
-		for k := range in.Changes {
-			add(k)
+	} else {
+		for _, l := range req.ToolCall.Locations {
+			add(resolve(l.Path, req.Session.Cwd))
 		}
 	}
 	return out
 }
 
-// creates reports whether an edit makes a new file: a diff with no oldText
-// (claude-agent-acp's Write) or a codex-acp change of type "add".
+// creates reports whether an edit makes a new file: an ACP diff with no
+// oldText (claude-agent-acp's Write) or marked _meta.kind "add" (Gemini
+// CLI's, codex-acp's).
 func creates(req abi.Request) bool {
 	var content []struct {
 		Type    string           `json:"type"`
 		OldText *json.RawMessage `json:"oldText"`
+		Meta    struct {
+			Kind string `json:"kind"`
+		} `json:"_meta"`
 	}
 	if json.Unmarshal(req.ToolCall.Content, &content) == nil {
 		for _, c := range content {
-			if c.Type == "diff" && (c.OldText == nil || string(*c.OldText) == "null") {
-				return true
-			}
-		}
-	}
-	var in struct {
-		Changes map[string]struct {
-			Type string `json:"type"`
-		} `json:"changes"`
-	}
-	if json.Unmarshal(req.ToolCall.RawInput, &in) == nil {
-		for _, c := range in.Changes {
-			if c.Type == "add" {
+			if c.Type == "diff" && (c.OldText == nil || string(*c.OldText) == "null" || c.Meta.Kind == "add") {
 				return true
 			}
 		}

@@ -1,7 +1,9 @@
 // Command plan-mode is a permhost plugin that keeps an agent to planning: it
-// rejects every edit, delete, move and command execution, and abstains on
+// rejects every edit, delete, move and shell command, and abstains on
 // everything else (reads, searches, fetches, leaving plan mode), leaving
-// those to the rest of the chain.
+// those to the rest of the chain. It goes by the action's family, which
+// permhost reads from each agent's own shape (a claude-agent-acp Write of
+// kind "other" is still an edit).
 //
 // Config (optional):
 //
@@ -35,22 +37,12 @@ func init() {
 
 func main() {}
 
-// blocked are the tool kinds that change the workspace or run code.
+// blocked are the families that change the workspace or run code.
 var blocked = map[string]string{
-	abi.KindEdit:    "edits",
-	abi.KindDelete:  "deletes",
-	abi.KindMove:    "moves",
-	abi.KindExecute: "commands",
-}
-
-// claudeTools maps claude-agent-acp's tool names to their kind, for a call
-// whose kind the agent left out.
-var claudeTools = map[string]string{
-	"Bash":         abi.KindExecute,
-	"Write":        abi.KindEdit,
-	"Edit":         abi.KindEdit,
-	"MultiEdit":    abi.KindEdit,
-	"NotebookEdit": abi.KindEdit,
+	abi.FamilyEdit:   "edits",
+	abi.FamilyDelete: "deletes",
+	abi.FamilyMove:   "moves",
+	abi.FamilyShell:  "commands",
 }
 
 func decide(req abi.Request) (abi.Decision, error) {
@@ -61,13 +53,7 @@ func decide(req abi.Request) (abi.Decision, error) {
 	if cfg.OnlyInMode != "" && req.Session.Mode != cfg.OnlyInMode {
 		return abi.Decision{Outcome: abi.OutcomeAbstain}, nil
 	}
-	kind := req.ToolCall.Kind
-	if kind == "" || kind == abi.KindOther {
-		if k, ok := claudeTools[req.ToolCall.ToolName]; ok {
-			kind = k
-		}
-	}
-	what, ok := blocked[kind]
+	what, ok := blocked[family(req)]
 	if !ok {
 		return abi.Decision{Outcome: abi.OutcomeAbstain}, nil
 	}
@@ -75,6 +61,18 @@ func decide(req abi.Request) (abi.Decision, error) {
 		Outcome: abi.OutcomeReject,
 		Reason:  fmt.Sprintf("plan mode: %s are not allowed while planning (%s)", what, describe(req.ToolCall)),
 	}, nil
+}
+
+// family is the action's; a request without an action (built by hand; a
+// 1.1 host always sends one) takes it from the ACP kind.
+func family(req abi.Request) string {
+	if req.Action != nil {
+		return req.Action.Family
+	}
+	if req.ToolCall.Kind == abi.KindExecute {
+		return abi.FamilyShell
+	}
+	return req.ToolCall.Kind
 }
 
 // describe names the call in a reason: the agent's title (for a Bash call,

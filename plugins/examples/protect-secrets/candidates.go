@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"path"
 	"strings"
 
@@ -19,11 +18,22 @@ type candidate struct {
 
 // candidates collects every string in the request that may name a file. It
 // over-collects on purpose: a protected name appearing anywhere in a command
-// is reason enough to refuse.
+// is reason enough to refuse. What a tool names as its files comes from the
+// action and the paths permhost found, read from each agent's own shape by
+// its profile; the plugin reads no agent's rawInput.
 func candidates(req abi.Request) []candidate {
 	cwd := req.Session.Cwd
-	if c := pdk.InputString(req, "cwd"); strings.HasPrefix(c, "/") {
-		cwd = c // codex-acp runs commands in rawInput.cwd
+	var named []string
+	if a := req.Action; a != nil {
+		if strings.HasPrefix(a.Cwd, "/") {
+			cwd = a.Cwd // where the command runs (codex-acp's rawInput.cwd, Gemini's content)
+		}
+		named = a.Paths
+	} else {
+		// A request without an action (built by hand): its locations.
+		for _, l := range req.ToolCall.Locations {
+			named = append(named, l.Path)
+		}
 	}
 	var out []candidate
 	seen := map[string]bool{}
@@ -40,21 +50,8 @@ func candidates(req abi.Request) []candidate {
 	for _, p := range req.Paths {
 		add(p.Path)
 	}
-	for _, l := range req.ToolCall.Locations {
-		add(l.Path)
-	}
-	var content []struct {
-		Type string `json:"type"`
-		Path string `json:"path"`
-	}
-	if json.Unmarshal(req.ToolCall.Content, &content) == nil {
-		for _, c := range content {
-			add(c.Path)
-		}
-	}
-	var raw any
-	if json.Unmarshal(req.ToolCall.RawInput, &raw) == nil {
-		walkInput(raw, "", add)
+	for _, p := range named {
+		add(p)
 	}
 	if s := req.Shell; s != nil {
 		for _, c := range s.Commands {
@@ -69,36 +66,12 @@ func candidates(req abi.Request) []candidate {
 			}
 		}
 	}
-	// The script's words as well, quotes stripped: the analysis may be
+	// The command's words as well, quotes stripped: the analysis may be
 	// absent, or incomplete when the script did not parse.
 	for _, w := range strings.FieldsFunc(pdk.CommandText(req), isSeparator) {
 		add(w)
 	}
 	return out
-}
-
-// walkInput calls add for every string under a key that names a file
-// (file_path, path, notebook_path, move_path, ...) and for every key of a
-// codex-acp "changes" object, which are the patched files.
-func walkInput(v any, key string, add func(string)) {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, child := range v {
-			if key == "changes" {
-				add(k)
-			}
-			walkInput(child, k, add)
-		}
-	case []any:
-		for _, child := range v {
-			walkInput(child, key, add)
-		}
-	case string:
-		k := strings.ToLower(key)
-		if strings.Contains(k, "path") || strings.Contains(k, "file") || k == "target" || k == "destination" || k == "source" {
-			add(v)
-		}
-	}
 }
 
 func isSeparator(r rune) bool {

@@ -53,8 +53,8 @@ func compile(glob string) (pattern, error) {
 }
 
 // match reports whether the candidate path falls under p. home is the
-// configured home directory; when empty, any /home/USER, /Users/USER or
-// /root counts as a home.
+// session's home directory; when unknown (empty), any /home/USER,
+// /Users/USER or /root counts as a home.
 func (p pattern) match(c candidate, home string) bool {
 	switch p.kind {
 	case anySegment:

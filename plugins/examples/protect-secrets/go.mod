@@ -2,14 +2,8 @@ module github.com/permhost/permhost/plugins/examples/protect-secrets
 
 go 1.26.0
 
-require (
-	github.com/permhost/permhost v0.0.0
-	github.com/permhost/permhost/plugins/pdk v0.0.0
-)
+require github.com/permhost/permhost v0.0.0
 
 require github.com/extism/go-pdk v1.1.3 // indirect
 
-replace (
-	github.com/permhost/permhost => ../../..
-	github.com/permhost/permhost/plugins/pdk => ../../pdk
-)
+replace github.com/permhost/permhost => ../../..

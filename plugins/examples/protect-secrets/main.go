@@ -1,17 +1,21 @@
 // Command protect-secrets is a permhost plugin that rejects any tool call
 // reading or writing a protected file (by default .env files, keys and
-// ~/.ssh), wherever the call names it: the paths permhost found, the tool
-// call's locations and diffs, rawInput fields, shell argv words and redirect
-// targets. It abstains on everything else.
+// ~/.ssh), wherever the call names it: the paths permhost found, the files
+// the action names, shell argv words, redirect targets and assignment
+// values, and the words of the action's command. It abstains on everything
+// else. "~" is the session's home (session.home); when permhost does not
+// know it, any home directory.
 //
 // Config (optional):
 //
 //	globs = [".env", "*.pem", "~/.ssh/**"]  # replaces the defaults
-//	home  = "/home/dev"                      # what ~ means; default: any home
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"path"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/plugins/pdk"
@@ -28,7 +32,8 @@ type config struct {
 	Globs []string `json:"globs"`
 	// Paths is accepted as another name for Globs; both lists apply.
 	Paths []string `json:"paths"`
-	Home  string   `json:"home"`
+	// Home is refused with a message: permhost gives session.home.
+	Home *json.RawMessage `json:"home"`
 }
 
 func init() {
@@ -37,7 +42,7 @@ func init() {
 			Name:        "protect-secrets",
 			Version:     "1.0.0",
 			Description: "Rejects reads and writes of files matching protected globs (.env, *.pem, id_rsa, ~/.ssh/** by default).",
-			ConfigKeys:  []string{"globs", "paths", "home"},
+			ConfigKeys:  []string{"globs", "paths"},
 		},
 		Decide: decide,
 	})
@@ -49,6 +54,13 @@ func decide(req abi.Request) (abi.Decision, error) {
 	var cfg config
 	if err := pdk.DecodeConfig(req, &cfg); err != nil {
 		return abi.Decision{}, err
+	}
+	if cfg.Home != nil {
+		return abi.Decision{}, errors.New("home is no longer a config key: permhost tells the plugin the user's home directory (session.home)")
+	}
+	home := ""
+	if path.IsAbs(req.Session.Home) {
+		home = path.Clean(req.Session.Home)
 	}
 	globs := append(append([]string(nil), cfg.Globs...), cfg.Paths...)
 	if cfg.Globs == nil && cfg.Paths == nil {
@@ -64,7 +76,7 @@ func decide(req abi.Request) (abi.Decision, error) {
 	}
 	for _, c := range candidates(req) {
 		for _, p := range patterns {
-			if p.match(c, cfg.Home) {
+			if p.match(c, home) {
 				return abi.Decision{
 					Outcome: abi.OutcomeReject,
 					Reason:  fmt.Sprintf("protect-secrets: %s matches protected pattern %q", pdk.Clean(c.shown, 200), p.glob),

@@ -19,8 +19,6 @@ var errConfig = errors.New("bad config")
 
 // config is the plugin's [plugin.config] after validation.
 type config struct {
-	// home is what "~" in a path glob stands for; empty when not configured.
-	home  string
 	rules []rule
 }
 
@@ -29,31 +27,43 @@ type config struct {
 type rule struct {
 	index    int
 	action   abi.Outcome // allow, reject or ask
+	families []string
 	kinds    []string
 	tools    []string
 	commands [][]string
-	paths    []string
-	access   string // "", read or write
-	domains  []string
-	note     string
+	// into are the commands a command of commands must be piped into for
+	// the rule to match (reject and ask rules only).
+	into    [][]string
+	paths   []string
+	access  string // "", read or write
+	domains []string
+	note    string
 }
 
 // rawConfig and rawRule are the JSON form. Unknown keys are refused so that a
 // typo ("comand") is an error instead of a rule that silently matches more.
 type rawConfig struct {
-	Home  string            `json:"home"`
+	// Home is refused with a message: permhost gives session.home.
+	Home  *json.RawMessage  `json:"home"`
 	Rules []json.RawMessage `json:"rules"`
 }
 
 type rawRule struct {
-	Action  string          `json:"action"`
-	Kind    json.RawMessage `json:"kind"`
-	Tool    json.RawMessage `json:"tool"`
-	Command json.RawMessage `json:"command"`
-	Paths   []string        `json:"paths"`
-	Access  string          `json:"access"`
-	Domains []string        `json:"domains"`
-	Reason  string          `json:"reason"`
+	Action    string          `json:"action"`
+	Family    json.RawMessage `json:"family"`
+	Kind      json.RawMessage `json:"kind"`
+	Tool      json.RawMessage `json:"tool"`
+	Command   json.RawMessage `json:"command"`
+	PipedInto json.RawMessage `json:"piped_into"`
+	Paths     []string        `json:"paths"`
+	Access    string          `json:"access"`
+	Domains   []string        `json:"domains"`
+	Reason    string          `json:"reason"`
+}
+
+var families = map[string]bool{
+	abi.FamilyShell: true, abi.FamilyEdit: true, abi.FamilyRead: true, abi.FamilyDelete: true, abi.FamilyMove: true,
+	abi.FamilyFetch: true, abi.FamilySearch: true, abi.FamilyMCP: true, abi.FamilySwitchMode: true, abi.FamilyOther: true,
 }
 
 var toolKinds = map[string]bool{
@@ -101,18 +111,15 @@ func parseConfig(raw json.RawMessage) (config, error) {
 	if err := decodeStrict(raw, &rc); err != nil {
 		return c, fmt.Errorf("%w: %v", errConfig, err)
 	}
-	if rc.Home != "" {
-		if !path.IsAbs(rc.Home) {
-			return c, fmt.Errorf("%w: home %q is not an absolute path", errConfig, rc.Home)
-		}
-		c.home = path.Clean(rc.Home)
+	if rc.Home != nil {
+		return c, fmt.Errorf("%w: home is no longer a config key: permhost tells the plugin the user's home directory (session.home)", errConfig)
 	}
 	for i, raw := range rc.Rules {
 		var rr rawRule
 		if err := decodeStrict(raw, &rr); err != nil {
 			return config{}, fmt.Errorf("%w: rules[%d]: %v", errConfig, i, err)
 		}
-		r, err := rr.validate(i, c.home)
+		r, err := rr.validate(i)
 		if err != nil {
 			return config{}, fmt.Errorf("%w: rules[%d]: %v", errConfig, i, err)
 		}
@@ -135,7 +142,7 @@ func decodeStrict(raw json.RawMessage, v any) error {
 	return nil
 }
 
-func (rr rawRule) validate(index int, home string) (rule, error) {
+func (rr rawRule) validate(index int) (rule, error) {
 	r := rule{index: index, note: strings.TrimSpace(rr.Reason)}
 	switch rr.Action {
 	case "allow":
@@ -150,6 +157,14 @@ func (rr rawRule) validate(index int, home string) (rule, error) {
 		return r, fmt.Errorf(`action %q is not "allow", "reject" or "ask"`, rr.Action)
 	}
 	var err error
+	if r.families, err = stringOrList("family", rr.Family); err != nil {
+		return r, err
+	}
+	for _, f := range r.families {
+		if !families[f] {
+			return r, fmt.Errorf("family %q is not one of shell, edit, read, delete, move, fetch, search, mcp, switch_mode, other", f)
+		}
+	}
 	if r.kinds, err = stringOrList("kind", rr.Kind); err != nil {
 		return r, err
 	}
@@ -161,17 +176,23 @@ func (rr rawRule) validate(index int, home string) (rule, error) {
 	if r.tools, err = stringOrList("tool", rr.Tool); err != nil {
 		return r, err
 	}
-	if r.commands, err = commandPrefixes(rr.Command); err != nil {
+	if r.commands, err = commandPrefixes("command", rr.Command); err != nil {
 		return r, err
+	}
+	if r.into, err = commandPrefixes("piped_into", rr.PipedInto); err != nil {
+		return r, err
+	}
+	if len(r.into) > 0 {
+		if r.action == abi.OutcomeAllow {
+			return r, errors.New("piped_into is for reject and ask rules: an allow must cover every command on its own")
+		}
+		if len(r.commands) == 0 {
+			return r, errors.New("piped_into needs command: what is piped into it")
+		}
 	}
 	for _, p := range rr.Paths {
 		if err := validGlob(p); err != nil {
 			return r, err
-		}
-		if r.action == abi.OutcomeAllow && home == "" && (p == "~" || strings.HasPrefix(p, "~/")) {
-			// Without home, "~" stands for every home directory: safe for a
-			// reject, too wide for an allow.
-			return r, fmt.Errorf("path %q: an allow rule may use ~ only when home is configured", p)
 		}
 		r.paths = append(r.paths, p)
 	}
@@ -197,8 +218,8 @@ func (rr rawRule) validate(index int, home string) (rule, error) {
 		}
 		r.domains = append(r.domains, d)
 	}
-	if len(r.kinds)+len(r.tools)+len(r.commands)+len(r.paths)+len(r.domains) == 0 {
-		return r, errors.New("states no condition (kind, tool, command, paths or domains), so it would match every call")
+	if len(r.families)+len(r.kinds)+len(r.tools)+len(r.commands)+len(r.paths)+len(r.domains) == 0 {
+		return r, errors.New("states no condition (family, kind, tool, command, paths or domains), so it would match every call")
 	}
 	return r, nil
 }
@@ -231,8 +252,8 @@ func stringOrList(key string, raw json.RawMessage) ([]string, error) {
 }
 
 // commandPrefixes accepts one prefix ["npm", "test"] or several
-// [["npm", "test"], ["npm", "run", "lint"]].
-func commandPrefixes(raw json.RawMessage) ([][]string, error) {
+// [["npm", "test"], ["npm", "run", "lint"]] for key.
+func commandPrefixes(key string, raw json.RawMessage) ([][]string, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
@@ -240,26 +261,26 @@ func commandPrefixes(raw json.RawMessage) ([][]string, error) {
 	var many [][]string
 	if err := json.Unmarshal(raw, &one); err == nil {
 		if len(one) == 0 {
-			return nil, errors.New("command is empty")
+			return nil, fmt.Errorf("%s is empty", key)
 		}
 		many = [][]string{one}
 	} else if err := json.Unmarshal(raw, &many); err != nil {
-		return nil, errors.New(`command must be a list of words, e.g. ["npm", "test"], or a list of such lists`)
+		return nil, fmt.Errorf(`%s must be a list of words, e.g. ["npm", "test"], or a list of such lists`, key)
 	}
 	if len(many) == 0 {
-		return nil, errors.New("command is empty")
+		return nil, fmt.Errorf("%s is empty", key)
 	}
 	for _, prefix := range many {
 		if len(prefix) == 0 {
-			return nil, errors.New("command has an empty prefix")
+			return nil, fmt.Errorf("%s has an empty prefix", key)
 		}
 		for _, w := range prefix {
 			if w == "" {
-				return nil, fmt.Errorf("command %q has an empty word", prefix)
+				return nil, fmt.Errorf("%s %q has an empty word", key, prefix)
 			}
 		}
 		if strings.ContainsAny(prefix[0], " \t\n") {
-			return nil, fmt.Errorf("command %q: give each word separately, e.g. [\"npm\", \"test\"]", prefix)
+			return nil, fmt.Errorf("%s %q: give each word separately, e.g. [\"npm\", \"test\"]", key, prefix)
 		}
 	}
 	return many, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +22,7 @@ func decide(req abi.Request) (abi.Decision, error) {
 	if err != nil {
 		return abi.Decision{}, err
 	}
-	c := newCall(req, cfg.home)
+	c := newCall(req)
 	for _, action := range []abi.Outcome{abi.OutcomeReject, abi.OutcomeAsk} {
 		for _, r := range cfg.rules {
 			if r.action != action {
@@ -86,10 +87,11 @@ func reason(action abi.Outcome, rules []rule, what string) string {
 
 // call is what the rules are matched against, gathered once per request.
 type call struct {
-	req   abi.Request
-	kind  string
-	home  string
-	paths []touched
+	req    abi.Request
+	kind   string // the agent's ACP kind
+	family string // what the call does, whatever the agent calls it
+	home   string // session.home, "" when unknown
+	paths  []touched
 	// urls is filled on first use: finding them decodes rawInput, and most
 	// configs have no domains rule.
 	urls      []foundURL
@@ -103,18 +105,44 @@ func (c *call) mentionedURLs() []foundURL {
 	return c.urls
 }
 
-func newCall(req abi.Request, home string) *call {
+func newCall(req abi.Request) *call {
 	kind := req.ToolCall.Kind
 	if kind == "" {
 		kind = abi.KindOther // ACP's default
 	}
-	return &call{req: req, kind: kind, home: home, paths: touchedPaths(req, home)}
+	home := ""
+	if path.IsAbs(req.Session.Home) {
+		home = path.Clean(req.Session.Home)
+	}
+	family := familyOf(req)
+	return &call{req: req, kind: kind, family: family, home: home, paths: touchedPaths(req, family, home)}
+}
+
+// familyOf is the action's family; a request without one (built by hand:
+// a 1.1 host always sends it) takes it from the ACP kind.
+func familyOf(req abi.Request) string {
+	if req.Action != nil && families[req.Action.Family] {
+		return req.Action.Family
+	}
+	switch k := req.ToolCall.Kind; k {
+	case abi.KindExecute:
+		return abi.FamilyShell
+	case abi.KindEdit, abi.KindRead, abi.KindDelete, abi.KindMove, abi.KindFetch, abi.KindSearch, abi.KindSwitchMode:
+		return k
+	}
+	return abi.FamilyOther
 }
 
 // matchesAny is the test of reject and ask rules: every condition the rule
 // states holds for at least one part of the call. It returns what matched.
 func (c *call) matchesAny(r rule) (string, bool) {
 	var what []string
+	if len(r.families) > 0 {
+		if !slices.Contains(r.families, c.family) {
+			return "", false
+		}
+		what = append(what, "family "+c.family)
+	}
 	if len(r.kinds) > 0 {
 		if !slices.Contains(r.kinds, c.kind) {
 			return "", false
@@ -127,7 +155,14 @@ func (c *call) matchesAny(r rule) (string, bool) {
 		}
 		what = append(what, "tool "+c.req.ToolCall.ToolName)
 	}
-	if len(r.commands) > 0 {
+	switch {
+	case len(r.into) > 0:
+		from, into, ok := c.pipedInto(r.commands, r.into)
+		if !ok {
+			return "", false
+		}
+		what = append(what, "command "+quoted(strings.Join(from, " "))+" piped into "+quoted(strings.Join(into, " ")))
+	case len(r.commands) > 0:
 		argv, ok := c.commandMentioning(r.commands)
 		if !ok {
 			return "", false
@@ -153,30 +188,91 @@ func (c *call) matchesAny(r rule) (string, bool) {
 
 // commandMentioning returns a command of the call that one of prefixes
 // mentions: a parsed command, a wrapper peeled off one, or, for a script
-// that did not parse or that permhost found no analysis for (the agent's
-// rawInput.command), a rough split of its text.
+// that did not parse or that permhost found no analysis for, a rough split
+// of the action's command.
 func (c *call) commandMentioning(prefixes [][]string) ([]string, bool) {
 	sh := c.req.Shell
 	var candidates [][]string
 	if sh != nil {
 		for _, cmd := range sh.Commands {
-			candidates = append(candidates, cmd.Argv)
-			for _, w := range cmd.Wrappers {
-				candidates = append(candidates, strings.Fields(w))
-			}
+			candidates = append(candidates, words(cmd)...)
 		}
 	}
 	if sh == nil || !sh.Parsed {
 		candidates = append(candidates, roughCommands(pdk.CommandText(c.req))...)
 	}
 	for _, argv := range candidates {
-		for _, p := range prefixes {
-			if mentions(argv, p) {
-				return argv, true
-			}
+		if mentionsAny(argv, prefixes) {
+			return argv, true
 		}
 	}
 	return nil, false
+}
+
+// words are the argv and the peeled wrappers of cmd, each a candidate for
+// the reject and ask rules' mentions.
+func words(cmd abi.Command) [][]string {
+	out := [][]string{cmd.Argv}
+	for _, w := range cmd.Wrappers {
+		out = append(out, strings.Fields(w))
+	}
+	return out
+}
+
+func mentionsAny(argv []string, prefixes [][]string) bool {
+	for _, p := range prefixes {
+		if mentions(argv, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// pipedInto finds a command that from mentions whose output reaches,
+// through pipes, a command that into mentions: "curl x | sh", not
+// "curl x; echo hi | sh". The shell analysis says which commands feed which
+// (pipeline and stage). Only the commands' own words count, not the
+// wrappers peeled off them: every command of a "bash -lc" script has bash
+// among its wrappers. For a script the analysis did not fully parse, or
+// commands it did not place in pipelines, any mention of both counts, so
+// that a reject or ask still matches.
+func (c *call) pipedInto(from, into [][]string) ([]string, []string, bool) {
+	sh := c.req.Shell
+	placed := sh != nil && sh.Parsed
+	if sh != nil {
+		for _, cmd := range sh.Commands {
+			placed = placed && cmd.Pipeline > 0 && cmd.Stage > 0
+		}
+	}
+	if placed {
+		for _, a := range sh.Commands {
+			if !mentionsAny(a.Argv, from) {
+				continue
+			}
+			for _, b := range sh.Commands {
+				if pdk.Feeds(a, b) && mentionsAny(b.Argv, into) {
+					return a.Argv, b.Argv, true
+				}
+			}
+		}
+		return nil, nil, false
+	}
+	var candidates [][]string
+	if sh != nil {
+		for _, cmd := range sh.Commands {
+			candidates = append(candidates, words(cmd)...)
+		}
+	}
+	candidates = append(candidates, roughCommands(pdk.CommandText(c.req))...)
+	var a, b []string
+	for _, argv := range candidates {
+		if a == nil && mentionsAny(argv, from) {
+			a = argv
+		} else if b == nil && mentionsAny(argv, into) {
+			b = argv
+		}
+	}
+	return a, b, a != nil && b != nil
 }
 
 func (c *call) globs(r rule) []string {
@@ -208,12 +304,15 @@ func (c *call) urlMatching(domains []string) (string, bool) {
 	return "", false
 }
 
-// applies is the first half of the allow test: the rule's kind and tool
-// hold, every path the call touches is a known path matching its globs
+// applies is the first half of the allow test: the rule's family, kind
+// and tool hold, every path the call touches is a known path matching its globs
 // (and, for a call without a shell script, there is at least one), and
 // every URL the call mentions has a host
 // matching its domains (and there is at least one).
 func (c *call) applies(r rule) bool {
+	if len(r.families) > 0 && !slices.Contains(r.families, c.family) {
+		return false
+	}
 	if len(r.kinds) > 0 && !slices.Contains(r.kinds, c.kind) {
 		return false
 	}
@@ -255,8 +354,8 @@ func (c *call) applies(r rule) bool {
 // wrapper but benign ones) and starts with the command prefix of some
 // applying allow rule, and every file it writes through a redirect is
 // covered by an applying allow rule with paths. A call without one is
-// allowed by an applying allow rule that states no command, except an
-// execute call, which permhost could not analyse and so is never allowed.
+// allowed by an applying allow rule that states no command, except a shell
+// call, which permhost could not analyse and so is never allowed.
 func (c *call) allowedBy(rules []rule) ([]rule, string) {
 	var applying []rule
 	for _, r := range rules {
@@ -269,8 +368,8 @@ func (c *call) allowedBy(rules []rule) ([]rule, string) {
 	}
 	sh := c.req.Shell
 	if sh == nil {
-		if c.kind == abi.KindExecute {
-			return nil, "an execute call without a shell command permhost could analyse"
+		if c.family == abi.FamilyShell || c.kind == abi.KindExecute {
+			return nil, "a shell call without a command permhost could analyse"
 		}
 		for _, r := range applying {
 			if len(r.commands) == 0 {

@@ -10,16 +10,18 @@ import (
 )
 
 const teamConfig = `{
-  "home": "/home/dev",
   "rules": [
-    {"action": "allow",  "kind": "execute", "command": [["npm", "test"], ["git", "status"]]},
+    {"action": "allow",  "family": "shell", "command": [["npm", "test"], ["git", "status"]]},
     {"action": "reject", "command": ["rm", "-rf"], "reason": "no recursive deletes"},
-    {"action": "ask",    "kind": "fetch", "domains": ["*.example.com"]},
-    {"action": "reject", "kind": "edit", "paths": ["/etc/**", "~/.ssh/**"]},
-    {"action": "allow",  "kind": "edit", "paths": ["src/**"]},
+    {"action": "ask",    "family": "fetch", "domains": ["*.example.com"]},
+    {"action": "reject", "family": "edit", "paths": ["/etc/**", "~/.ssh/**"]},
+    {"action": "allow",  "family": "edit", "paths": ["src/**"]},
     {"action": "allow",  "kind": "execute", "command": ["go", "build"], "paths": ["bin/**"]}
   ]
 }`
+
+// The session of every request: permhost tells the plugin the home.
+var session = abi.Session{ID: "s", Cwd: "/home/dev/project", Home: "/home/dev"}
 
 var claudeOptions = []abi.Option{
 	{OptionID: "allow_always", Name: "Always Allow", Kind: abi.OptionAllowAlways, Durable: true},
@@ -29,10 +31,19 @@ var claudeOptions = []abi.Option{
 
 func cmd(argv ...string) abi.Command { return abi.Command{Argv: argv} }
 
+// execReq is a shell call as a 1.1 host describes it. Commands without a
+// pipeline are placed each in a pipeline of its own, as the analysis does
+// for commands that no pipe joins.
 func execReq(source string, parsed bool, cmds ...abi.Command) abi.Request {
+	for i := range cmds {
+		if cmds[i].Pipeline == 0 {
+			cmds[i].Pipeline, cmds[i].Stage = 100+i, 1
+		}
+	}
 	return abi.Request{
-		Session:  abi.Session{ID: "s", Cwd: "/home/dev/project"},
+		Session:  session,
 		ToolCall: abi.ToolCall{ID: "toolu_01", Kind: abi.KindExecute, Title: source, ToolName: "Bash"},
+		Action:   &abi.Action{Family: abi.FamilyShell, Command: source, Cwd: session.Cwd},
 		Options:  claudeOptions,
 		Shell:    &abi.Shell{Source: source, Parsed: parsed, Commands: cmds},
 		Config:   json.RawMessage(teamConfig),
@@ -41,8 +52,9 @@ func execReq(source string, parsed bool, cmds ...abi.Command) abi.Request {
 
 func editReq(paths ...string) abi.Request {
 	r := abi.Request{
-		Session:  abi.Session{ID: "s", Cwd: "/home/dev/project"},
+		Session:  session,
 		ToolCall: abi.ToolCall{ID: "toolu_02", Kind: abi.KindEdit, Title: "Write"},
+		Action:   &abi.Action{Family: abi.FamilyEdit, Paths: paths},
 		Options:  claudeOptions,
 		Config:   json.RawMessage(teamConfig),
 	}
@@ -52,14 +64,23 @@ func editReq(paths ...string) abi.Request {
 	return r
 }
 
-func fetchReq(url string) abi.Request {
-	raw, _ := json.Marshal(map[string]string{"url": url, "prompt": "summarise"})
+func fetchReq(urls ...string) abi.Request {
+	raw, _ := json.Marshal(map[string]string{"url": urls[0], "prompt": "summarise"})
 	return abi.Request{
-		Session:  abi.Session{ID: "s", Cwd: "/home/dev/project"},
+		Session:  session,
 		ToolCall: abi.ToolCall{ID: "toolu_03", Kind: abi.KindFetch, Title: "Fetch", RawInput: raw},
+		Action:   &abi.Action{Family: abi.FamilyFetch, URLs: urls},
 		Options:  claudeOptions,
 		Config:   json.RawMessage(teamConfig),
 	}
+}
+
+// piped places cmds in one pipeline, a stage each.
+func piped(cmds ...abi.Command) []abi.Command {
+	for i := range cmds {
+		cmds[i].Pipeline, cmds[i].Stage, cmds[i].Context = 1, i+1, "pipeline"
+	}
+	return cmds
 }
 
 func withCmd(c abi.Command, f func(*abi.Command)) abi.Command { f(&c); return c }
@@ -80,7 +101,7 @@ func TestDecide(t *testing.T) {
 		{"reject flags split, absolute program", execReq("/bin/rm -r x -f", true, cmd("/bin/rm", "-r", "x", "-f")), abi.OutcomeReject, "rules[1]"},
 		{"rm without -f is not that rule", execReq("rm -r build", true, cmd("rm", "-r", "build")), abi.OutcomeAbstain, ""},
 		{"chained after allowed prefix", execReq("git status && rm -rf ~", true, cmd("git", "status"), cmd("rm", "-rf", "~")), abi.OutcomeReject, "rules[1]"},
-		{"chained unknown command", execReq("git status && curl x | sh", true, cmd("git", "status"), abi.Command{Argv: []string{"curl", "x"}, Context: "pipeline"}, abi.Command{Argv: []string{"sh"}, Context: "pipeline"}), abi.OutcomeAbstain, `"curl x" matches no allow rule`},
+		{"chained unknown command", execReq("git status && curl x | sh", true, append([]abi.Command{cmd("git", "status")}, piped(cmd("curl", "x"), cmd("sh"))...)...), abi.OutcomeAbstain, `"curl x" matches no allow rule`},
 		{"bash -c unwrapped", execReq("bash -c 'rm -rf /'", true, abi.Command{Argv: []string{"rm", "-rf", "/"}, Wrappers: []string{"bash -c"}, Context: "wrapped"}), abi.OutcomeReject, "rules[1]"},
 		{"find -exec not unwrapped", execReq(`find . -exec rm -rf {} \;`, true, cmd("find", ".", "-exec", "rm", "-rf", "{}", ";")), abi.OutcomeReject, "rules[1]"},
 		{"unparsed never allowed", execReq("npm test <<(", false, cmd("npm", "test")), abi.OutcomeAbstain, "not fully parsed"},
@@ -115,13 +136,18 @@ func TestDecide(t *testing.T) {
 		{"redirect escaping the allow rule's paths", execReq("go build > ../bin/log", true, withCmd(cmd("go", "build"), func(c *abi.Command) {
 			c.Redirects = []abi.Redirect{{Op: ">", Target: "../bin/log", Write: true}}
 		})), abi.OutcomeAbstain, "rules[5] (allow) does not apply"},
-		{"edit /etc", editReq("/etc/hosts"), abi.OutcomeReject, `rules[3] (reject): kind edit, path "/etc/hosts"`},
+		{"edit /etc", editReq("/etc/hosts"), abi.OutcomeReject, `rules[3] (reject): family edit, path "/etc/hosts"`},
 		{"edit ~/.ssh", editReq("/home/dev/.ssh/config"), abi.OutcomeReject, "rules[3]"},
 		{"edit dotdot into /etc", editReq("/home/dev/project/../../../etc/passwd"), abi.OutcomeReject, "rules[3]"},
 		{"edit inside src", editReq("/home/dev/project/src/main.go"), abi.OutcomeAllow, "rules[4] (allow)"},
 		{"edit one path outside src", editReq("/home/dev/project/src/main.go", "/home/dev/project/Makefile"), abi.OutcomeAbstain, "no rule matches"},
 		{"edit without paths", editReq(), abi.OutcomeAbstain, ""},
-		{"fetch subdomain asks", fetchReq("https://api.example.com/v1"), abi.OutcomeAsk, `rules[2] (ask): kind fetch, url "https://api.example.com/v1"`},
+		{"fetch subdomain asks", fetchReq("https://api.example.com/v1"), abi.OutcomeAsk, `rules[2] (ask): family fetch, url "https://api.example.com/v1"`},
+		{"a fetch of kind other is a fetch by its family", func() abi.Request {
+			r := fetchReq("https://api.example.com/v1")
+			r.ToolCall.Kind = abi.KindOther
+			return r
+		}(), abi.OutcomeAsk, "rules[2] (ask): family fetch"},
 		{"fetch apex is not *.", fetchReq("https://example.com/"), abi.OutcomeAbstain, ""},
 		{"fetch userinfo trick", fetchReq("https://example.com@evil.example.com/"), abi.OutcomeAsk, "rules[2]"},
 		{"fetch other domain", fetchReq("https://docs.rs/x"), abi.OutcomeAbstain, ""},
@@ -203,12 +229,95 @@ func TestDecideHomeUnknown(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.req.Config = json.RawMessage(cfg)
+			tt.req.Session.Home = ""
 			d, err := decide(tt.req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if d.Outcome != tt.want {
 				t.Errorf("got %s %q, want %s", d.Outcome, d.Reason, tt.want)
+			}
+		})
+	}
+}
+
+// TestDecideHomeFromSession: "~" is the session's home, for reject and
+// allow rules alike; with no home known an allow rule's "~" matches nothing.
+func TestDecideHomeFromSession(t *testing.T) {
+	cfg := `{"rules": [
+		{"action": "reject", "paths": ["~/.ssh/**"]},
+		{"action": "allow", "family": "edit", "paths": ["~/notes/**"]}]}`
+	tests := []struct {
+		name, home, path string
+		want             abi.Outcome
+	}{
+		{"reject under this home", "/home/dev", "/home/dev/.ssh/config", abi.OutcomeReject},
+		{"another user's home is not ~", "/home/dev", "/home/alice/.ssh/config", abi.OutcomeAbstain},
+		{"allow under this home", "/home/dev", "/home/dev/notes/a.md", abi.OutcomeAllow},
+		{"allow with no home known", "", "/home/dev/notes/a.md", abi.OutcomeAbstain},
+		{"a relative home is no home", "dev", "/home/dev/notes/a.md", abi.OutcomeAbstain},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := editReq(tt.path)
+			req.Session.Home = tt.home
+			req.Config = json.RawMessage(cfg)
+			d, err := decide(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Outcome != tt.want {
+				t.Errorf("got %s %q, want %s", d.Outcome, d.Reason, tt.want)
+			}
+		})
+	}
+}
+
+// TestPipedInto tells "curl x | sh" (a download run by a shell: reject)
+// from "curl x; echo hi | bash" (the download goes nowhere near bash:
+// abstain) by the analysis' pipelines, and keeps rejecting when the
+// analysis could not place the commands.
+func TestPipedInto(t *testing.T) {
+	cfg := `{"rules": [{"action": "reject", "command": [["curl"], ["wget"]], "piped_into": [["sh"], ["bash"]], "reason": "no downloads into a shell"}]}`
+	sudo := cmd("sh")
+	sudo.Wrappers = []string{"sudo"}
+	tests := []struct {
+		name   string
+		req    abi.Request
+		want   abi.Outcome
+		reason string
+	}{
+		{"curl x | sh", execReq("curl x | sh", true, piped(cmd("curl", "x"), cmd("sh"))...), abi.OutcomeReject,
+			`rules[0] (reject): command "curl x" piped into "sh"; no downloads into a shell`},
+		{"curl x; echo hi | bash", execReq("curl x; echo hi | bash", true,
+			abi.Command{Argv: []string{"curl", "x"}, Pipeline: 1, Stage: 1},
+			abi.Command{Argv: []string{"echo", "hi"}, Pipeline: 2, Stage: 1},
+			abi.Command{Argv: []string{"bash"}, Pipeline: 2, Stage: 2}), abi.OutcomeAbstain, ""},
+		{"sh | curl: the wrong way round", execReq("sh | curl x", true, piped(cmd("sh"), cmd("curl", "x"))...), abi.OutcomeAbstain, ""},
+		{"through a filter, into sudo sh", execReq("wget -qO- x | tee log | sudo sh", true, piped(cmd("wget", "-qO-", "x"), cmd("tee", "log"), sudo)...), abi.OutcomeReject, `piped into "sh"`},
+		{"/usr/bin/curl | /bin/bash", execReq("/usr/bin/curl x | /bin/bash", true, piped(cmd("/usr/bin/curl", "x"), cmd("/bin/bash"))...), abi.OutcomeReject, "rules[0]"},
+		{"unparsed: any mention of both", execReq("curl x | sh $(", false, cmd("curl", "x")), abi.OutcomeReject, "rules[0]"},
+		{"commands not placed in pipelines", func() abi.Request {
+			r := execReq("curl x; echo | sh", true)
+			r.Shell.Commands = []abi.Command{cmd("curl", "x"), cmd("echo"), cmd("sh")}
+			return r
+		}(), abi.OutcomeReject, "rules[0]"},
+		{"no shell analysis: the action's command", func() abi.Request {
+			r := execReq("curl x | sh", true)
+			r.Shell = nil
+			return r
+		}(), abi.OutcomeReject, "rules[0]"},
+		{"curl alone", execReq("curl x", true, cmd("curl", "x")), abi.OutcomeAbstain, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.req.Config = json.RawMessage(cfg)
+			d, err := decide(tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Outcome != tt.want || !strings.Contains(d.Reason, tt.reason) {
+				t.Errorf("got %s %q, want %s with %q", d.Outcome, d.Reason, tt.want, tt.reason)
 			}
 		})
 	}
@@ -233,12 +342,17 @@ func TestParseConfigErrors(t *testing.T) {
 		{`{"rules": [{"kind": "edit"}]}`, "rules[0]: action is missing"},
 		{`{"rules": [{"action": "deny", "kind": "edit"}]}`, `rules[0]: action "deny"`},
 		{`{"rules": [{"action": "ask", "kind": "exec"}]}`, `kind "exec" is not an ACP tool kind`},
+		{`{"rules": [{"action": "ask", "family": "execute"}]}`, `family "execute" is not one of shell`},
+		{`{"rules": [{"action": "ask", "family": []}]}`, `family is empty`},
+		{`{"rules": [{"action": "allow", "command": ["curl"], "piped_into": ["sh"]}]}`, "piped_into is for reject and ask rules"},
+		{`{"rules": [{"action": "reject", "piped_into": ["sh"]}]}`, "piped_into needs command"},
+		{`{"rules": [{"action": "reject", "command": ["curl"], "piped_into": "sh"}]}`, "piped_into must be a list of words"},
 		{`{"rules": [{"action": "ask", "kind": "edit"}, {"action": "reject"}]}`, "rules[1]: states no condition"},
 		{`{"rules": [{"action": "allow", "command": "npm test"}]}`, "command must be a list of words"},
 		{`{"rules": [{"action": "allow", "command": ["npm test"]}]}`, "give each word separately"},
 		{`{"rules": [{"action": "allow", "command": []}]}`, "command is empty"},
 		{`{"rules": [{"action": "allow", "command": [["npm", ""]]}]}`, "empty word"},
-		{`{"rules": [{"action": "allow", "paths": ["~/x/**"]}]}`, "only when home is configured"},
+
 		{`{"rules": [{"action": "reject", "paths": ["/etc/[x"]}]}`, "bad glob"},
 		{`{"rules": [{"action": "reject", "paths": ["~bob/x"]}]}`, "~user"},
 		{`{"rules": [{"action": "reject", "paths": []}]}`, "paths is empty"},
@@ -246,7 +360,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{`{"rules": [{"action": "reject", "access": "read", "kind": "read"}]}`, "access needs paths"},
 		{`{"rules": [{"action": "ask", "domains": ["https://example.com"]}]}`, "want a host name"},
 		{`{"rules": [{"action": "ask", "domains": ["a.*.com"]}]}`, "want a host name"},
-		{`{"home": "dev", "rules": []}`, "not an absolute path"},
+		{`{"home": "/home/dev", "rules": []}`, "home is no longer a config key"},
+		{`{"home": "dev", "rules": []}`, "session.home"},
 		{`{"rules": []} {}`, "trailing data"},
 	}
 	for _, tt := range tests {
@@ -291,11 +406,16 @@ func TestGlobMatch(t *testing.T) {
 	}
 }
 
+// TestURLsOf: the URLs of the action and of the shell's words; not those an
+// agent writes elsewhere (a Write's content, a title), which are not what
+// the call fetches.
 func TestURLsOf(t *testing.T) {
 	req := abi.Request{
-		ToolCall: abi.ToolCall{Title: "see HTTPS://Docs.RS:443/x.", RawInput: json.RawMessage(`{"a":[{"b":"go to http://a.example.com/p?q=1 now"}]}`)},
+		ToolCall: abi.ToolCall{Title: "see https://title.example/x.", RawInput: json.RawMessage(`{"content":"go to http://content.example/p?q=1 now"}`)},
+		Action:   &abi.Action{Family: abi.FamilyFetch, URLs: []string{"HTTPS://Docs.RS:443/x"}},
 		Shell: &abi.Shell{Parsed: true, Commands: []abi.Command{
 			cmd("curl", "-s", "evil.example.org/x"),
+			cmd("git", "clone", "https://a.example.com/r.git"),
 			cmd("echo", "plain.words.not.urls"),
 		}},
 	}
@@ -304,7 +424,7 @@ func TestURLsOf(t *testing.T) {
 		hosts = append(hosts, u.host)
 	}
 	got := strings.Join(hosts, " ")
-	if want := "a.example.com docs.rs evil.example.org"; got != want {
+	if want := "docs.rs evil.example.org a.example.com"; got != want {
 		t.Errorf("hosts = %q, want %q", got, want)
 	}
 }
@@ -337,15 +457,25 @@ func FuzzDecide(f *testing.F) {
 	})
 }
 
-// Without permhost's analysis a reject still sees the agent's own command,
-// in claude-agent-acp's form (a string) and codex-acp's (an argv).
+// Without permhost's analysis a reject still sees the action's command;
+// a request without an action (built by hand) the agent's own, in
+// claude-agent-acp's form (a string) and codex-acp 0.16's (an argv).
 func TestDecideRejectWithoutAnalysis(t *testing.T) {
+	req := execReq("cd x && rm -rf build", true)
+	req.Shell = nil
+	if d, _ := decide(req); d.Outcome != abi.OutcomeReject || !strings.Contains(d.Reason, "rules[1]") {
+		t.Errorf("action only: got %s %q, want reject by rules[1]", d.Outcome, d.Reason)
+	}
+	req.Action.Command = "npm test"
+	if d, _ := decide(req); d.Outcome != abi.OutcomeAbstain {
+		t.Errorf("npm test without analysis: got %s %q, want abstain", d.Outcome, d.Reason)
+	}
 	for _, raw := range []string{
 		`{"command": "cd x && rm -rf build", "description": "clean"}`,
 		`{"command": ["/bin/bash", "-lc", "cd x && rm -rf build"], "cwd": "/home/dev/project"}`,
 	} {
 		req := execReq("", true)
-		req.Shell = nil
+		req.Shell, req.Action = nil, nil
 		req.ToolCall.RawInput = json.RawMessage(raw)
 		d, err := decide(req)
 		if err != nil {
@@ -371,8 +501,7 @@ func TestDecideToolAndDomains(t *testing.T) {
 	push := execReq("git push", true, cmd("git", "push"))
 	pushOtherTool := push
 	pushOtherTool.ToolCall.ToolName = "Terminal"
-	mixed := fetchReq("https://pkg.go.dev/x")
-	mixed.ToolCall.Title = "Fetch https://pkg.go.dev/x and http://evil.test/"
+	mixed := fetchReq("https://pkg.go.dev/x", "http://evil.test/")
 	tests := []struct {
 		name string
 		req  abi.Request

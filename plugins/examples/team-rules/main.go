@@ -18,7 +18,7 @@ func init() {
 			Name:        "team-rules",
 			Version:     "1.0.0",
 			Description: "Configured allow, reject and ask rules over tool kind, command prefixes, path globs and URL domains.",
-			ConfigKeys:  []string{"rules", "home"},
+			ConfigKeys:  []string{"rules"},
 		},
 		Decide: decide,
 	})

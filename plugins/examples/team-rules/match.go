@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"net/url"
 	"path"
 	"strings"
@@ -109,25 +108,34 @@ type touched struct {
 }
 
 // touchedPaths gathers the files a call touches: the host's paths, the
-// tool call's locations, and the shell's redirect targets (a target the host
-// already resolved appears twice, which changes nothing).
-func touchedPaths(req abi.Request, home string) []touched {
+// files the action names, and the shell's redirect targets (a path the host
+// already resolved appears twice, which changes nothing). A request without
+// an action (built by hand) has its tool call's locations instead.
+func touchedPaths(req abi.Request, family, home string) []touched {
 	var out []touched
 	for _, p := range req.Paths {
 		t := resolve(p.Path, home, req.Session.Cwd)
 		t.access = p.Access
 		out = append(out, t)
 	}
-	locAccess := ""
-	switch req.ToolCall.Kind {
-	case abi.KindRead, abi.KindSearch:
-		locAccess = abi.AccessRead
-	case abi.KindEdit, abi.KindDelete, abi.KindMove:
-		locAccess = abi.AccessWrite
+	access := ""
+	switch family {
+	case abi.FamilyRead, abi.FamilySearch:
+		access = abi.AccessRead
+	case abi.FamilyEdit, abi.FamilyDelete, abi.FamilyMove:
+		access = abi.AccessWrite
 	}
-	for _, l := range req.ToolCall.Locations {
-		t := resolve(l.Path, home, req.Session.Cwd)
-		t.access = locAccess
+	named := []string{}
+	if req.Action != nil {
+		named = req.Action.Paths
+	} else {
+		for _, l := range req.ToolCall.Locations {
+			named = append(named, l.Path)
+		}
+	}
+	for _, p := range named {
+		t := resolve(p, home, req.Session.Cwd)
+		t.access = access
 		out = append(out, t)
 	}
 	if req.Shell != nil {
@@ -234,33 +242,16 @@ type foundURL struct {
 // fetchers are programs whose bare host-name arguments are URLs.
 var fetchers = map[string]bool{"curl": true, "wget": true, "http": true, "https": true, "xh": true, "aria2c": true}
 
-// urlsOf gathers the URLs a call mentions: in its rawInput (every string, at
-// any depth), its title, and the words of its shell commands, where a bare
-// host name given to curl or wget counts too.
+// urlsOf gathers the URLs a call mentions: those of its action (a fetch's,
+// wherever the agent put them) and those in the words of its shell
+// commands, where a bare host name given to curl or wget counts too.
 func urlsOf(req abi.Request) []foundURL {
 	var out []foundURL
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case string:
-			out = append(out, urlsIn(v)...)
-		case []any:
-			for _, e := range v {
-				walk(e)
-			}
-		case map[string]any:
-			for _, e := range v {
-				walk(e)
-			}
+	if req.Action != nil {
+		for _, u := range req.Action.URLs {
+			out = append(out, parseURL(u, u))
 		}
 	}
-	if len(req.ToolCall.RawInput) > 0 {
-		var v any
-		if json.Unmarshal(req.ToolCall.RawInput, &v) == nil {
-			walk(v)
-		}
-	}
-	out = append(out, urlsIn(req.ToolCall.Title)...)
 	if req.Shell != nil {
 		for _, c := range req.Shell.Commands {
 			fetcher := len(c.Argv) > 0 && fetchers[path.Base(c.Argv[0])]

@@ -2,7 +2,9 @@
 // plugin ABI needs nothing from Go. It allows (once) a read or search whose
 // every path is a read of a non-hidden file inside the session's working
 // directory, and abstains on everything else, so it can only ever widen what
-// is allowed to reading the project the person opened.
+// is allowed to reading the project the person opened. It goes by the
+// request's action (ABI 1.1), which permhost reads from each agent's own
+// shape: a Gemini CLI read_file and a claude-agent-acp Read look the same.
 
 import { Host } from "@extism/as-pdk";
 import { error_set, alloc, store_u8 } from "@extism/as-pdk/lib/env";
@@ -11,13 +13,13 @@ import { JSONValue, Kind, Parser, quote } from "./json";
 const name = "readonly-as";
 
 export function permhost_abi(): i32 {
-  output('{"major":1,"minor":0}');
+  output('{"major":1,"minor":1}');
   return 0;
 }
 
 export function permhost_describe(): i32 {
   output(
-    '{"name":"readonly-as","version":"0.1.0","description":' +
+    '{"name":"readonly-as","version":"0.2.0","description":' +
       quote("Allows reads and searches inside the session cwd; abstains otherwise. Written in AssemblyScript.") +
       "}",
   );
@@ -43,14 +45,17 @@ export function permhost_decide(): i32 {
 
 // decide returns the Decision JSON for req.
 function decide(req: JSONValue): string {
-  const toolCall = req.get("toolCall");
-  const kind = toolCall === null ? "" : toolCall.str("kind");
-  if (kind != "read" && kind != "search") {
+  const action = req.get("action");
+  if (action === null || action.kind != Kind.Object) {
+    return abstain("the request has no action (a host older than ABI 1.1)");
+  }
+  const family = action.str("family");
+  if (family != "read" && family != "search") {
     return abstain("not a read or search");
   }
   // A read that carries a shell command is not a plain read.
   const shell = req.get("shell");
-  if (shell !== null && !shell.isNull()) {
+  if ((shell !== null && !shell.isNull()) || action.str("command") != "") {
     return abstain("the call carries a shell command");
   }
   const session = req.get("session");
@@ -89,7 +94,7 @@ function decide(req: JSONValue): string {
   const n = paths.items.length;
   return (
     '{"outcome":"allow","reason":' +
-    quote(name + ": " + kind + " of " + n.toString() + (n == 1 ? " path" : " paths") + " inside " + shown(cwd)) +
+    quote(name + ": " + family + " of " + n.toString() + (n == 1 ? " path" : " paths") + " inside " + shown(cwd)) +
     "}"
   );
 }

@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestThirdPartyGoPlugin builds the Go plugin of docs/abi.md as an author
+// outside this repository would: a module of its own in an empty temporary
+// directory that requires github.com/permhost/permhost (abi and
+// plugins/pdk are packages of that one module) with a single replace
+// pointing at this checkout, the only line a published version would not
+// need. go mod tidy must resolve everything else from that requirement
+// alone; the plugin then passes its cases through the real binary.
+func TestThirdPartyGoPlugin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a Go plugin")
+	}
+	// Building an example plugin first puts github.com/extism/go-pdk in the
+	// module cache, so that the rest runs with the module proxy off.
+	examplePlugin(t, "plan-mode")
+
+	doc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "abi.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := goSection(t, string(doc))
+	dir := t.TempDir()
+	write := func(name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("main.go", src)
+	write("go.mod", "module example.com/no-delete\n\ngo 1.26.0\n\nrequire github.com/permhost/permhost v0.0.0\n\nreplace github.com/permhost/permhost => "+repoRoot+"\n")
+
+	goCmd := func(env []string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), append([]string{"GOPROXY=off", "GOWORK=off", "GOFLAGS=-mod=mod"}, env...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	goCmd(nil, "mod", "tidy")
+	mod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if n := strings.Count(string(mod), "replace"); n != 1 {
+		t.Errorf("go.mod after tidy has %d replace directives, want 1:\n%s", n, mod)
+	}
+	if !regexp.MustCompile(`(?m)^require github.com/permhost/permhost v0.0.0$`).Match(mod) {
+		t.Errorf("go.mod after tidy does not require the root module alone:\n%s", mod)
+	}
+	if strings.Contains(string(mod), "plugins/pdk") {
+		t.Errorf("go.mod names plugins/pdk as a module of its own:\n%s", mod)
+	}
+	goCmd([]string{"GOOS=wasip1", "GOARCH=wasm"}, "build", "-buildmode=c-shared", "-trimpath", "-o", "no-delete.wasm", ".")
+
+	write("tests.toml", `plugin = "no-delete.wasm"
+
+[[case]]
+name = "a delete is rejected"
+kind = "delete"
+path = "build/out.o"
+expect = "reject"
+expect_option = "reject"
+
+[[case]]
+name = "a read is left to others"
+kind = "read"
+path = "README.md"
+expect = "abstain"
+`)
+	code, out, errOut := runPermhost(t, "test", "--cache-dir", "off", filepath.Join(dir, "tests.toml"))
+	if code != 0 || !strings.Contains(out, "2 passed, 0 failed") {
+		t.Fatalf("permhost test: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// goSection returns the Go program of docs/abi.md's "### Go" section.
+func goSection(t *testing.T, doc string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(doc, "\n### Go\n")
+	if !ok {
+		t.Fatal(`docs/abi.md has no "### Go" section`)
+	}
+	_, rest, ok = strings.Cut(rest, "```go\n")
+	if !ok {
+		t.Fatal(`docs/abi.md's Go section has no go code block`)
+	}
+	src, _, ok := strings.Cut(rest, "```")
+	if !ok || !strings.Contains(src, "pdk.Register") {
+		t.Fatalf("docs/abi.md's Go code block is not a plugin:\n%s", src)
+	}
+	return src
+}

@@ -1,0 +1,63 @@
+package config_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/permhost/permhost/internal/config"
+)
+
+func TestCheckConfigKeys(t *testing.T) {
+	const file = `[[plugin]]
+name = "secrets"
+path = "p.wasm"
+[plugin.config]
+globs = [".env"]
+globz = ["*.pem"]
+mode = "strict"
+
+[[plugin]]
+name = "inline"
+path = "p.wasm"
+config = { only_in_mod = "plan" }
+`
+	dir := write(t, map[string]string{"permhost.toml": file, "p.wasm": "x"})
+	path := filepath.Join(dir, "permhost.toml")
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		plugin   config.Plugin
+		declared []string
+		want     []string // each mistake's Error()
+	}{
+		{"a misspelt key", cfg.Plugins[0], []string{"globs", "extra_globs", "mode"},
+			[]string{path + `:6: plugin[0].config.globz: unknown key for plugin "secrets" (did you mean "globs"?)`}},
+		{"keys far from any declared one, in file order", cfg.Plugins[0], []string{"paths"},
+			[]string{
+				path + `:5: plugin[0].config.globs: unknown key for plugin "secrets" (the plugin's keys: paths)`,
+				path + `:6: plugin[0].config.globz: unknown key for plugin "secrets" (the plugin's keys: paths)`,
+				path + `:7: plugin[0].config.mode: unknown key for plugin "secrets" (the plugin's keys: paths)`,
+			}},
+		{"an inline table", cfg.Plugins[1], []string{"only_in_mode"},
+			[]string{path + `:12: plugin[1].config.only_in_mod: unknown key for plugin "inline" (did you mean "only_in_mode"?)`}},
+		{"every key declared", cfg.Plugins[0], []string{"globs", "globz", "mode"}, nil},
+		{"a plugin that declares no keys is not checked", cfg.Plugins[0], nil, nil},
+		{"a plugin made in code", config.Plugin{Name: "eval", Config: []byte(`{"x":1,"only_in_mode":"plan"}`)}, []string{"only_in_mode"},
+			[]string{`config.x: unknown key for plugin "eval" (the plugin's keys: only_in_mode)`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, e := range config.CheckConfigKeys(tt.plugin, tt.declared) {
+				got = append(got, e.Error())
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}

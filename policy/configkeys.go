@@ -1,0 +1,52 @@
+package policy
+
+import (
+	"context"
+	"sync"
+
+	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/digest"
+	"github.com/permhost/permhost/sandbox"
+)
+
+// CheckPluginKeys reads the keys each of plugins that has a configuration
+// table declares — from the compile cache's remembered description, else by
+// loading the plugin — and returns the keys of those tables
+// it does not declare ([config.CheckConfigKeys]), in file order. A plugin
+// that cannot be loaded is skipped: what is wrong with it is reported
+// elsewhere. It is for a configuration that already has mistakes, so that
+// one round of fixing finds them all; an [Engine] checks the plugins it
+// loads itself ([Engine.CheckConfig]).
+func CheckPluginKeys(ctx context.Context, plugins []config.Plugin, cacheDir string) []*config.Error {
+	found := make([][]*config.Error, len(plugins))
+	var wg sync.WaitGroup
+	for i, pc := range plugins {
+		if len(pc.Config) == 0 || pc.Path == "" {
+			continue
+		}
+		if sha, err := digest.File(pc.Path); err == nil {
+			if info, ok := host.CachedInfo(cacheDir, sha); ok {
+				found[i] = config.CheckConfigKeys(pc, info.ConfigKeys)
+				continue
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := host.Load(ctx, host.Options{Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
+				Limits: sandbox.Limits{Timeout: pc.Timeout, MemoryBytes: pc.Memory}, CacheDir: cacheDir, PoolSize: 1})
+			if err != nil {
+				return
+			}
+			defer p.Close(context.WithoutCancel(ctx))
+			found[i] = config.CheckConfigKeys(pc, p.Info().ConfigKeys)
+		}()
+	}
+	wg.Wait()
+	var out []*config.Error
+	for _, f := range found {
+		out = append(out, f...)
+	}
+	return out
+}
