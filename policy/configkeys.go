@@ -34,8 +34,9 @@ func CheckPluginKeys(ctx context.Context, plugins []config.Plugin, cacheDir stri
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := host.Load(ctx, host.Options{Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
-				Limits: sandbox.Limits{Timeout: pc.Timeout, MemoryBytes: pc.Memory}, CacheDir: cacheDir, PoolSize: 1})
+			p, err := loadAs(ctx, host.Options{Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
+				Limits: sandbox.Limits{Timeout: pc.Timeout, MemoryBytes: pc.Memory}, CacheDir: cacheDir, PoolSize: 1},
+				isolationOf(&source{}, pc))
 			if err != nil {
 				return
 			}

@@ -43,7 +43,15 @@ func (e *Engine) loadPlugin(ctx context.Context, s *source, pc config.Plugin) (l
 		Limits:   sandbox.Limits{Timeout: pc.Timeout, MemoryBytes: pc.Memory},
 		CacheDir: e.cacheDir, Logger: e.log,
 	}
-	if isolationOf(s, pc) == config.IsolationProcess {
+	return loadAs(ctx, opts, isolationOf(s, pc))
+}
+
+// loadAs loads a plugin with opts in this process or, for
+// IsolationProcess, in a worker child: whatever loads a plugin (a decision,
+// a look at its configKeys) goes through here, so that a plugin walled off
+// is never run in-process.
+func loadAs(ctx context.Context, opts host.Options, isolation string) (loaded, error) {
+	if isolation == config.IsolationProcess {
 		p, err := worker.Load(ctx, worker.Options{Plugin: opts})
 		if err != nil {
 			return nil, err
