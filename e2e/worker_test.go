@@ -94,7 +94,9 @@ func cancelForwarded(t *testing.T, stdout io.Reader, stdin io.Writer) *int {
 // child; a request that kills the child with the Go runtime's fatal
 // "out of memory" gets the builtin fallback (the plugin failed closed: the
 // editor is asked), the proxy lives on, and a later request is decided by
-// the plugin again, in a new child. The decision log names the failure.
+// the plugin again, in a new child (at once, or, when a slow machine made
+// the requests during the restart fail three times in a row, after the
+// chain's 30 s quarantine). The decision log names the failure.
 func TestProcessIsolationSurvivesACrash(t *testing.T) {
 	cfg, logPath := walledConfig(t, "100ms")
 	report := filepath.Join(t.TempDir(), "report")
@@ -122,7 +124,7 @@ func TestProcessIsolationSurvivesACrash(t *testing.T) {
 		if err != nil {
 			t.Fatalf("proxy: %v\n%s", err, stderr.String())
 		}
-	case <-time.After(pipeWait):
+	case <-time.After(30*time.Second + 2*pipeWait):
 		cmd.Process.Kill()
 		t.Fatalf("proxy did not finish\n%s", stderr.String())
 	}
@@ -151,7 +153,9 @@ func TestProcessIsolationSurvivesACrash(t *testing.T) {
 		t.Fatalf("no logged failure for the crash: %+v", crash)
 	}
 	f := crash.Plugins[0].Failure
-	if f.Kind != "memory" || !strings.Contains(f.Message, "plugin worker died") || !strings.Contains(f.Message, "out of memory") {
+	// A -race binary's runtime says "too many address space collisions".
+	if f.Kind != "memory" || !strings.Contains(f.Message, "plugin worker died") ||
+		!strings.Contains(f.Message, "out of memory") && !(raceEnabled && strings.Contains(f.Message, "address space")) {
 		t.Errorf("logged failure %+v", f)
 	}
 	if crash.Fallback == "" {

@@ -6,8 +6,10 @@
 //	                              session/request_permission (options allow
 //	                              and reject); the next one only after the
 //	                              answer. A TITLE "until-reject:T" repeats T
-//	                              until the answer is reject (at most 400
-//	                              times, 25 ms apart). Each answer's
+//	                              until the answer is reject (at most 900
+//	                              times, 100 ms apart: past the chain's
+//	                              30 s quarantine of a plugin that failed
+//	                              three times in a row). Each answer's
 //	                              optionId, or "cancelled", is appended to
 //	                              REPORT as "TITLE ANSWER".
 //	workeragent hold TITLE        one request, then wait for EOF without
@@ -69,11 +71,11 @@ func main() {
 			for i := 0; ; i++ {
 				ask(t)
 				a := answer()
-				if a == "reject" || i == 400 {
+				if a == "reject" || i == 900 {
 					fmt.Fprintf(report, "%s %s after %d\n", title, a, i+1)
 					break
 				}
-				time.Sleep(25 * time.Millisecond)
+				time.Sleep(100 * time.Millisecond)
 			}
 			continue
 		}
