@@ -405,6 +405,29 @@ func BenchmarkThroughput(b *testing.B) {
 	}
 }
 
+// fallbackCases are the hostile fixtures of BenchmarkFallback and
+// BenchmarkFallbackProcess, with the kinds testdata/wasm/README.md
+// expects.
+var fallbackCases = []struct {
+	name string
+	want []host.Kind
+}{
+	{"infinite_loop", []host.Kind{host.KindTimeout}},
+	{"call_tree", []host.Kind{host.KindTimeout}},
+	// The call-depth bound (a timeout only if the machine stalls).
+	{"deep_recursion", []host.Kind{host.KindTrap, host.KindTimeout}},
+	// Late memory.grow calls near the cap can be overtaken by the deadline.
+	{"memory_grow", []host.Kind{host.KindMemory, host.KindTimeout}},
+	{"log_flood", []host.Kind{host.KindTimeout}},
+	{"huge_output", []host.Kind{host.KindOutputTooLarge}},
+	{"invalid_json", []host.Kind{host.KindBadOutput}},
+	{"unreachable", []host.Kind{host.KindTrap}},
+	{"table_grow", []host.Kind{host.KindTrap}},
+	{"fd_write_iovecs", []host.Kind{host.KindTimeout}},
+	{"random_get_loop", []host.Kind{host.KindTimeout}},
+	{"duplicate_key", []host.Kind{host.KindBadOutput}},
+}
+
 // BenchmarkFallback times, for each hostile fixture, a call from its start
 // until the host returns the failure from which the builtin fallback
 // answers. Run it with -benchtime Nx: every call of a timing-out fixture
@@ -412,22 +435,7 @@ func BenchmarkThroughput(b *testing.B) {
 func BenchmarkFallback(b *testing.B) {
 	ctx := context.Background()
 	req := request1K(b)
-	for _, c := range []struct {
-		name string
-		want []host.Kind // what testdata/wasm/README.md expects
-	}{
-		{"infinite_loop", []host.Kind{host.KindTimeout}},
-		{"call_tree", []host.Kind{host.KindTimeout}},
-		// A stack overflow trap when the machine is quick enough to reach
-		// wazero's stack ceiling before the deadline.
-		{"deep_recursion", []host.Kind{host.KindTimeout, host.KindTrap}},
-		// Late memory.grow calls near the cap can be overtaken by the deadline.
-		{"memory_grow", []host.Kind{host.KindMemory, host.KindTimeout}},
-		{"log_flood", []host.Kind{host.KindTimeout}},
-		{"huge_output", []host.Kind{host.KindOutputTooLarge}},
-		{"invalid_json", []host.Kind{host.KindBadOutput}},
-		{"unreachable", []host.Kind{host.KindTrap}},
-	} {
+	for _, c := range fallbackCases {
 		b.Run(c.name, func(b *testing.B) {
 			p := load(b, fixture(b, c.name), "", 0)
 			var took []time.Duration
@@ -448,12 +456,6 @@ func BenchmarkFallback(b *testing.B) {
 			b.ReportMetric(Percentile(ms, 50), "p50-ms")
 			b.ReportMetric(Percentile(ms, 99), "p99-ms")
 			b.ReportMetric(Percentile(ms, 100), "max-ms")
-		})
-		// The same fixture behind the process wall, where the parent's own
-		// deadline answers: Fallback/NAME/process.
-		b.Run(c.name+"/process", func(b *testing.B) {
-			p := loadProcess(b, fixture(b, c.name), "", 0)
-			timeToFallback(b, c.name, c.want, func() error { return p.Call(ctx, req).Err }, p.Serving)
 		})
 	}
 }

@@ -118,3 +118,48 @@ func workerCPU() time.Duration {
 	}
 	return time.Duration(ticks) * time.Second / 100 // USER_HZ
 }
+
+// BenchmarkFallbackProcess is BenchmarkFallback behind the process wall
+// (`isolation = "process"`): the same fixtures in a worker child, where the
+// parent's own deadline answers whatever the child does.
+func BenchmarkFallbackProcess(b *testing.B) {
+	ctx := context.Background()
+	req := request1K(b)
+	for _, c := range fallbackCases {
+		b.Run(c.name, func(b *testing.B) {
+			p := loadProcess(b, fixture(b, c.name), "", 0)
+			timeToFallback(b, c.name, c.want, func() error { return p.Call(ctx, req).Err }, p.Serving)
+		})
+	}
+}
+
+// BenchmarkLoadFailureProcess is BenchmarkLoadFailure behind the process
+// wall: from worker.Load (the child's start, its handshake and the host's
+// load in it) until it fails; no child is left.
+func BenchmarkLoadFailureProcess(b *testing.B) {
+	ctx := context.Background()
+	for _, c := range LoadFailures {
+		b.Run(c.Name, func(b *testing.B) {
+			opts := loadFailureModule(b, c.Name)
+			opts.CacheDir, opts.Limits = "off", c.Limits
+			if opts.Limits.Timeout == 0 {
+				opts.Limits.Timeout = deadline
+			}
+			var took []time.Duration
+			b.ResetTimer()
+			for b.Loop() {
+				start := time.Now()
+				p, err := worker.Load(ctx, worker.Options{Plugin: opts})
+				took = append(took, time.Since(start))
+				var he *host.Error
+				if p != nil || !errors.As(err, &he) {
+					b.Fatalf("%s loaded (%v)", c.Name, err)
+				}
+			}
+			ms := Millis(took)
+			b.ReportMetric(Percentile(ms, 50), "p50-ms")
+			b.ReportMetric(Percentile(ms, 99), "p99-ms")
+			b.ReportMetric(Percentile(ms, 100), "max-ms")
+		})
+	}
+}

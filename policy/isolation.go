@@ -3,21 +3,10 @@ package policy
 import (
 	"context"
 
-	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/worker"
-	"github.com/permhost/permhost/sandbox"
 )
-
-// loaded is a plugin as the engine holds it: in this process
-// (*host.Plugin) or behind a process wall (*worker.Plugin).
-type loaded interface {
-	host.Decider
-	Info() abi.Info
-	SHA256() string
-	Close(context.Context) error
-}
 
 // isolationOf is where pc, of source s, runs: a bundle's plugins where the
 // user's [[bundle]] entry says (by default in a process of their own), the
@@ -33,17 +22,6 @@ func isolationOf(s *source, pc config.Plugin) string {
 		return config.IsolationProcess
 	}
 	return config.IsolationInProcess
-}
-
-// loadPlugin loads pc in this process or in a worker child, as its
-// isolation says; either way its failures are host's kinds.
-func (e *Engine) loadPlugin(ctx context.Context, s *source, pc config.Plugin) (loaded, error) {
-	opts := host.Options{
-		Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
-		Limits:   sandbox.Limits{Timeout: pc.Timeout, MemoryBytes: pc.Memory},
-		CacheDir: e.cacheDir, Logger: e.log,
-	}
-	return loadAs(ctx, opts, isolationOf(s, pc))
 }
 
 // loadAs loads a plugin with opts in this process or, for

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
@@ -111,4 +113,65 @@ isolation = "in-process"
 			t.Errorf("%s: in-process, want its decision: %+v", vote.Plugin, vote)
 		}
 	}
+}
+
+// workerChildren counts this process's plugin worker children.
+func workerChildren(t *testing.T) int {
+	t.Helper()
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", os.Getpid()))
+	n := 0
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, pid := range strings.Fields(string(b)) {
+			cmd, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+			stat, _ := os.ReadFile("/proc/" + pid + "/stat")
+			s := string(stat)
+			zombie := len(s) > 0 && strings.HasPrefix(strings.TrimSpace(s[strings.LastIndexByte(s, ')')+1:]), "Z")
+			if strings.Contains(string(cmd), worker.Command) && !zombie {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestBundleReloadsEndReplacedWorkers: a bundle's plugins run in worker
+// children; each reload ends the children of the revision it replaces, and
+// Close ends the last.
+func TestBundleReloadsEndReplacedWorkers(t *testing.T) {
+	wasm, err := os.ReadFile("../testdata/wasm/good.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := workerChildren(t)
+	dir := t.TempDir()
+	writeBundle(t, dir, 1, wasm, wasm)
+	cfg := &config.Config{Strategy: "sequential", Bundles: []config.Bundle{{Path: dir}}}
+	e, err := policy.New(context.Background(), policy.Options{
+		Config: cfg, CacheDir: filepath.Join(t.TempDir(), "cache"), BundleState: filepath.Join(t.TempDir(), "state.json"),
+		ReloadEvery: 10 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-e.Ready()
+	req := abi.Request{Options: []abi.Option{{OptionID: "a", Kind: abi.OptionAllowOnce}}}
+	if v := e.Run(context.Background(), req); v.Votes[0].Err != nil {
+		t.Fatalf("revision 1: %+v", v.Votes[0])
+	}
+	if n := workerChildren(t) - before; n != 1 {
+		t.Fatalf("%d worker children for one bundle plugin", n)
+	}
+	for rev := 2; rev <= 4; rev++ {
+		writeBundle(t, dir, rev, wasm, wasm)
+		waitFor(t, fmt.Sprint("revision ", rev), func() bool { return e.Bundles()["acme"] == int64(rev) })
+		if v := e.Run(context.Background(), req); v.Votes[0].Err != nil {
+			t.Fatalf("revision %d: %+v", rev, v.Votes[0])
+		}
+	}
+	waitFor(t, "the replaced revisions' children to end", func() bool { return workerChildren(t)-before == 1 })
+	if err := e.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the last child to end", func() bool { return workerChildren(t) == before })
 }

@@ -121,7 +121,7 @@ const parentCommand = "test-worker-parent"
 
 func runTestParent(args []string) int {
 	p, err := Load(context.Background(), Options{Plugin: host.Options{Path: args[0], CacheDir: args[1],
-		Limits: sandbox.Limits{Timeout: 10 * time.Minute}}})
+		Limits: sandbox.Limits{Timeout: time.Minute}}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
