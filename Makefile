@@ -15,28 +15,41 @@ SLOW_PKGS := ./e2e ./plugins/examples ./bench
 
 export PERMHOST_PLUGINS_DIR := $(abspath $(PLUGINS))
 
-.PHONY: all build plugins test test-race check demo bench soak fuzz clean wat
+.PHONY: all build plugins build-plugins test test-race check demo bench soak fuzz clean wat
 
-all: build plugins
+# plugins first: it may refresh the modules the binary embeds.
+all: plugins
+	@$(MAKE) --no-print-directory build
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/permhost
 
-# Example plugins: each its own module under plugins/examples, built once into
-# build/plugins and reused by the tests (first builds take ~30 s each).
+# Example plugins: each its own module under plugins/examples, built
+# reproducibly into build/plugins and reused by the tests (first builds take
+# ~30 s each). `plugins` also refreshes the standard plugins embedded in
+# permhost (internal/stdplugins: the modules and the TOOLCHAIN that built
+# them) from that build; the tests only build (build-plugins), and
+# internal/stdplugins' test fails when the committed modules are not what the
+# sources build to.
+STD := internal/stdplugins
+
 plugins:
+	@$(MAKE) --no-print-directory -f plugins/examples/plugins.mk OUT=$(abspath $(PLUGINS)) STD=$(abspath $(STD)) std
+
+build-plugins:
 	@$(MAKE) --no-print-directory -f plugins/examples/plugins.mk OUT=$(abspath $(PLUGINS))
 
 # The README's first command: a scripted agent session through the default
-# policy (examples/permhost.toml), offline.
-demo: build plugins
-	$(BIN) demo --plugins $(PLUGINS) --log $(BUILD)/demo-decisions.jsonl
+# policy (examples/permhost.toml, the standard plugins inside the binary),
+# offline; it needs only Go.
+demo: build
+	$(BIN) demo --log $(BUILD)/demo-decisions.jsonl
 
-test: build plugins
+test: build build-plugins
 	$(GOTEST) -race $(TESTFLAGS) $$($(GO) list ./... | grep -v -e '/e2e$$' -e '/plugins/examples$$' -e '/bench$$')
 	$(GOTEST) $(TESTFLAGS) $(SLOW_PKGS)
 
-test-race: build plugins
+test-race: build build-plugins
 	$(GOTEST) -race $(TESTFLAGS) ./...
 
 check:
@@ -56,10 +69,10 @@ check:
 FUZZTIME ?= 30s
 FUZZ     ?= .
 
-bench: build plugins
+bench: build build-plugins
 	$(GO) run ./bench/cmd/permhost-bench -permhost $(BIN) -plugins $(PLUGINS) -out BENCHMARKS.md
 
-soak: build plugins
+soak: build build-plugins
 	PERMHOST_SOAK=long PERMHOST_SOAK_REPORT=$(abspath $(BUILD))/soak.md $(GOTEST) -count=1 -timeout 25m -run '^TestSoak' -v ./e2e
 
 fuzz:

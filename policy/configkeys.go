@@ -6,7 +6,6 @@ import (
 
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/config"
-	"github.com/permhost/permhost/internal/digest"
 )
 
 // CheckPluginKeys reads the keys each of plugins that has a configuration
@@ -24,7 +23,7 @@ func CheckPluginKeys(ctx context.Context, plugins []config.Plugin, cacheDir stri
 		if len(pc.Config) == 0 || pc.Path == "" {
 			continue
 		}
-		if sha, err := digest.File(pc.Path); err == nil {
+		if sha, err := pc.Digest(); err == nil {
 			if info, ok := host.CachedInfo(cacheDir, sha); ok {
 				found[i] = config.CheckConfigKeys(pc, info.ConfigKeys)
 				continue
@@ -33,7 +32,8 @@ func CheckPluginKeys(ctx context.Context, plugins []config.Plugin, cacheDir stri
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := loadAs(ctx, host.Options{Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
+			path, wasm := pc.Module()
+			p, err := loadAs(ctx, host.Options{Name: pc.Name, Path: path, Wasm: wasm, SHA256: pc.SHA256, Config: pc.Config,
 				Limits: pc.SandboxLimits(), CacheDir: cacheDir, PoolSize: 1}, isolationOf(&source{}, pc))
 			if err != nil {
 				return

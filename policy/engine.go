@@ -16,7 +16,6 @@ import (
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
-	"github.com/permhost/permhost/internal/digest"
 )
 
 // Options configure an [Engine].
@@ -432,7 +431,7 @@ func (e *Engine) cachedMistakes() (mistakes []*config.Error, complete bool) {
 			if len(pc.Config) == 0 {
 				continue
 			}
-			sha, err := digest.File(pc.Path)
+			sha, err := pc.Digest()
 			if err != nil {
 				return nil, false
 			}

@@ -19,8 +19,9 @@ type loaded interface {
 // loadPlugin loads pc, a plugin of source s, in this process or in a
 // worker child, as its isolation says (isolation.go).
 func (e *Engine) loadPlugin(ctx context.Context, s *source, pc config.Plugin) (loaded, error) {
+	path, wasm := pc.Module()
 	return loadAs(ctx, host.Options{
-		Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
+		Name: pc.Name, Path: path, Wasm: wasm, SHA256: pc.SHA256, Config: pc.Config,
 		Limits: pc.SandboxLimits(), CacheDir: e.cacheDir, Logger: e.log,
 	}, isolationOf(s, pc))
 }

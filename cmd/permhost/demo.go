@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/permhost/permhost/examples"
+	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/demoagent"
 )
 
@@ -22,17 +23,20 @@ func init() {
 
 const demoPrompt = "Run the tests, clean up the build cache, store the API token and fix the retry bug."
 
-const demoUsage = `usage: permhost demo [--plugins DIR] [--log FILE|off] [--json]
+const demoUsage = `usage: permhost demo [--config FILE | --plugins DIR] [--log FILE|off] [--json]
 
 Runs a scripted agent session through 'permhost run' with the default policy
-(examples/permhost.toml: protect-secrets, plan-mode, team-rules, explainer),
-offline and in a throwaway project directory, and shows each decision as a
-user would see it. The agent asks to run npm test, rm -rf ~, write .env,
-edit src/app.ts, read ~/.ssh/id_rsa and fetch a URL; nothing is executed.
+(examples/permhost.toml: protect-secrets, plan-mode, team-rules, explainer,
+the standard plugins inside permhost), offline and in a throwaway project
+directory, and shows each decision as a user would see it. The agent asks to
+run npm test, rm -rf ~, write .env, edit src/app.ts, read ~/.ssh/id_rsa and
+fetch a URL; nothing is executed. It needs nothing but this binary.
 
---plugins names the directory of the built example plugins (default:
-$PERMHOST_PLUGINS_DIR, else the plugins directory beside the permhost
-binary, else ./build/plugins); 'make demo' builds them first.
+--config FILE runs the session through that configuration instead (the one
+'permhost init' wrote, say); its own [log] path is the decision log.
+--plugins DIR runs the default policy with the plugins built from the
+sources in DIR ('make build-plugins' writes build/plugins) instead of the
+standard ones.
 
 The decision log (one JSON line per decision, what permhost.toml's [log]
 path writes) is kept after the demo: in --log FILE (appended to), by
@@ -42,21 +46,29 @@ prints last; --log off keeps none.`
 func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("demo", stderr)
 	fs.Usage = func() { fmt.Fprintln(fs.Output(), demoUsage) }
-	pluginsFlag := fs.String("plugins", "", "directory of the built example plugins")
+	configFlag := fs.String("config", "", "run the session through this configuration instead of the default policy")
+	pluginsFlag := fs.String("plugins", "", "directory of example plugins built from the sources, used instead of the standard ones")
 	asJSON := fs.Bool("json", false, "print the run's JSON events instead of the transcript")
 	logFlag := fs.String("log", "", `keep the decision log in FILE ("off": none; default: a new file in the temporary directory)`)
 	if code, ok := parseFlags(fs, args, stdout); !ok {
 		return code
 	}
+	usageErr := func(msg string) int {
+		fmt.Fprintln(stderr, "permhost demo:", msg)
+		return exitUsage
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageErr(fmt.Sprintf("takes no arguments, got %q", fs.Args()))
+	case *configFlag != "" && *pluginsFlag != "":
+		return usageErr("give --config or --plugins, not both")
+	case *configFlag != "" && *logFlag != "":
+		return usageErr("--config keeps its own [log] path; --log is for the default policy")
+	}
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(stderr, "permhost demo:", err)
 		return exitFail
-	}
-	plugins, err := demoPlugins(*pluginsFlag, self)
-	if err != nil {
-		fmt.Fprintln(stderr, "permhost demo:", err)
-		return exitUsage
 	}
 	dir, err := os.MkdirTemp("", "permhost-demo-")
 	if err != nil {
@@ -80,27 +92,52 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return exitFail
 		}
 	}
-	logPath, err := demoLogPath(*logFlag)
-	if err != nil {
-		fmt.Fprintln(stderr, "permhost demo:", err)
-		return exitUsage
-	}
-	logLines := countLines(logPath)
-	cfg := bytes.ReplaceAll(examples.Config, []byte(examples.PluginsDir), []byte(plugins+string(filepath.Separator)))
-	if logPath != "" {
-		const unset = `path = ""   # e.g. "decisions.jsonl"`
-		if !bytes.Contains(cfg, []byte(unset)) {
-			fmt.Fprintln(stderr, "permhost demo: examples/permhost.toml has no [log] line "+unset)
+
+	var cfgPath, policy, logPath string
+	logLines := 0
+	if *configFlag != "" {
+		// The configuration as it is: its relative paths resolve against
+		// its own directory, and it keeps its own decision log.
+		if cfgPath, err = filepath.Abs(*configFlag); err != nil {
+			return usageErr(err.Error())
+		}
+		cfg, err := config.Load(cfgPath)
+		if err != nil {
+			printError(stderr, "permhost demo", err)
+			return exitUsage
+		}
+		policy, logPath = cfgPath, cfg.LogPath
+		logLines = countLines(logPath)
+	} else {
+		cfg := examples.Config
+		policy = "examples/permhost.toml (the standard plugins inside permhost)"
+		if *pluginsFlag != "" {
+			plugins, err := demoPlugins(*pluginsFlag)
+			if err != nil {
+				return usageErr(err.Error())
+			}
+			cfg = examples.WithPluginsDir(cfg, plugins)
+			policy = "examples/permhost.toml with the plugins in " + plugins
+		}
+		if logPath, err = demoLogPath(*logFlag); err != nil {
+			return usageErr(err.Error())
+		}
+		logLines = countLines(logPath)
+		if logPath != "" {
+			const unset = `path = ""   # e.g. "decisions.jsonl"`
+			if !bytes.Contains(cfg, []byte(unset)) {
+				fmt.Fprintln(stderr, "permhost demo: examples/permhost.toml has no [log] line "+unset)
+				return exitFail
+			}
+			cfg = bytes.Replace(cfg, []byte(unset), []byte("path = "+tomlString(logPath)), 1)
+		}
+		cfgPath = filepath.Join(dir, "permhost.toml")
+		if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
+			fmt.Fprintln(stderr, "permhost demo:", err)
 			return exitFail
 		}
-		cfg = bytes.Replace(cfg, []byte(unset), []byte("path = "+tomlString(logPath)), 1)
 	}
-	cfgPath := filepath.Join(dir, "permhost.toml")
-	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
-		fmt.Fprintln(stderr, "permhost demo:", err)
-		return exitFail
-	}
-	fmt.Fprintf(stderr, "permhost demo: a scripted agent in %s, policy examples/permhost.toml, plugins from %s\n", project, plugins)
+	fmt.Fprintf(stderr, "permhost demo: a scripted agent in %s, policy %s\n", project, policy)
 	fmt.Fprintf(stderr, "prompt: %s\n\n", demoPrompt)
 	runArgs := []string{"run", "--config", cfgPath, "--cwd", project, "--prompt", demoPrompt}
 	if *asJSON {
@@ -120,11 +157,13 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return exitFail
 	}
 	switch n := countLines(logPath) - logLines; {
+	case logPath == "" && *configFlag != "":
+		fmt.Fprintf(stderr, "\nNo decision log kept (%s has no [log] path).\n", cfgPath)
 	case logPath == "":
 		fmt.Fprintln(stderr, "\nNo decision log kept (--log off).")
 	case n > 0:
 		fmt.Fprintf(stderr, "\n%s logged to %s (one JSON line each, as permhost.toml's [log] path writes them).\n", count(n, "decision"), logPath)
-	case *logFlag == "":
+	case *logFlag == "" && *configFlag == "":
 		os.Remove(logPath) // made for this run, and empty
 		fmt.Fprintln(stderr, "\nNo decision was logged.")
 	default:
@@ -191,32 +230,23 @@ func tomlString(s string) string {
 	return b.String()
 }
 
-// demoPlugins finds the built example plugins.
-func demoPlugins(flagValue, self string) (string, error) {
-	candidates := []string{flagValue}
-	if flagValue == "" {
-		candidates = []string{os.Getenv("PERMHOST_PLUGINS_DIR"), filepath.Join(filepath.Dir(self), "plugins"), filepath.Join("build", "plugins")}
+// demoPlugins checks that dir holds the default policy's plugins, built
+// from the sources, and returns it absolute.
+func demoPlugins(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("--plugins: %w", err)
 	}
-	need := []string{"protect-secrets.wasm", "plan-mode.wasm", "team-rules.wasm", "explainer.wasm"}
-	for _, c := range candidates {
-		if c == "" {
-			continue
-		}
-		abs, err := filepath.Abs(c)
-		if err != nil {
-			continue
-		}
-		ok := true
-		for _, n := range need {
-			if _, err := os.Stat(filepath.Join(abs, n)); err != nil {
-				ok = false
-			}
-		}
-		if ok {
-			return abs, nil
+	var missing []string
+	for _, n := range []string{"protect-secrets.wasm", "plan-mode.wasm", "team-rules.wasm", "explainer.wasm"} {
+		if _, err := os.Stat(filepath.Join(abs, n)); err != nil {
+			missing = append(missing, n)
 		}
 	}
-	return "", fmt.Errorf("the example plugins (%s) are not built: run 'make plugins' (or 'make demo'), or pass --plugins DIR", strings.Join(need, ", "))
+	if len(missing) > 0 {
+		return "", fmt.Errorf("--plugins %s: no %s there ('make build-plugins' builds them into build/plugins)", abs, strings.Join(missing, ", "))
+	}
+	return abs, nil
 }
 
 func runDemoAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {

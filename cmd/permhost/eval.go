@@ -18,8 +18,10 @@ import (
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/stdplugins"
 	"github.com/permhost/permhost/internal/units"
 	"github.com/permhost/permhost/internal/worker"
+	"github.com/permhost/permhost/policy"
 	"github.com/permhost/permhost/sandbox"
 )
 
@@ -37,7 +39,9 @@ const (
 	maxPluginBytes  = 256 << 20
 )
 
-const evalUsage = `usage: permhost eval --plugin FILE [flags] [REQUEST_FILE|-]
+const evalUsage = `usage: permhost eval [--plugin FILE|std:NAME] [flags] [REQUEST_FILE|-]
+       permhost eval --plugin P (--command CMD | --write PATH | --read PATH | --fetch URL) [flags]
+       permhost eval --config permhost.toml --plugin NAME ...
 
 Runs one plugin on one request and prints one JSON object:
 
@@ -45,12 +49,32 @@ Runs one plugin on one request and prints one JSON object:
    "durationUs": N, "logs": [{"level": ..., "message": ...}]}
 
 durationUs is the wall time of the call (of the load, when loading failed).
-Exit status: 0 the plugin decided, 3 it failed (to load or to decide; the
-failure kind says how), 2 a usage error (bad flags, unreadable file, bad JSON).
+Exit status: 0 the plugin decided (or --print-request printed), 3 it failed
+(to load or to decide; the failure kind says how), 2 a usage error (bad
+flags, unreadable file, bad JSON, a request the proxy would not show plugins).
 
-The request is an abi.Request as JSON (docs/abi.md), read from REQUEST_FILE or,
-when it is "-" or absent, from standard input. A missing "abi" field means the
-host's version. For example:
+The plugin is a .wasm file, a standard plugin (std:team-rules; 'permhost
+plugins' lists them), or with --config the [[plugin]] of that permhost.toml
+with that name, with its module, pin, configuration and limits (flags given
+explicitly win).
+
+The request is read from REQUEST_FILE or, when it is "-" or absent, from
+standard input; an input with "jsonrpc", "method" or "sessionId" at the top
+is ACP, any other an abi.Request. It is one of:
+
+- an ACP session/request_permission message, or its params, as an agent
+  sends it, optionally after the session/update notifications the agent sent
+  before it (JSON lines; the tool_call updates are merged as the proxy merges
+  them). permhost builds the plugins' request exactly as the proxy would
+  (the agent's profile reads the action, the shell analysis, the paths,
+  what each option grants) in a session described by --agent, --cwd, --mode
+  and --home;
+- the shorthand --command, --write, --read or --fetch instead of a file: a
+  request in claude-agent-acp's shape (--options codex or sdk for those
+  agents' option sets; the same shorthand as the test files of permhost
+  test), built the same way;
+- an abi.Request as JSON (docs/abi.md), taken as it is. A missing "abi"
+  field means the host's version. For example:
 
   {"decisionId": "d1",
    "session": {"id": "s1", "cwd": "/home/me/project", "mode": "default"},
@@ -60,7 +84,8 @@ host's version. For example:
      {"optionId": "allow", "name": "Allow", "kind": "allow_once", "durable": false},
      {"optionId": "reject", "name": "Reject", "kind": "reject_once", "durable": false}]}
 
-With --bench N it makes one warm-up call, then N calls on the warm plugin, and
+With --print-request it prints the request the plugin would get and runs
+no plugin (--plugin is then optional). With --bench N it makes one warm-up call, then N calls on the warm plugin, and
 prints {"calls": N, "failures": F, "p50Us": ..., "p99Us": ..., "maxUs": ...}.
 
 flags:
@@ -71,6 +96,7 @@ type evalFlags struct {
 	plugin     string
 	sha256     string
 	configJSON string
+	configFile string
 	timeout    units.Duration
 	memory     units.Size
 	initTime   units.Duration
@@ -79,6 +105,13 @@ type evalFlags struct {
 	isolation  string
 	bench      int
 	request    string // "-" for stdin
+
+	// The session of an ACP request, and the shorthand.
+	agent, cwd, mode, home            string
+	command, write, read, fetch, opts string
+	printRequest                      bool
+	// set holds the flags given on the command line.
+	set map[string]bool
 }
 
 // evalResult is what eval prints.
@@ -112,9 +145,21 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "permhost eval: %v\nRun 'permhost eval -h' for usage.\n", err)
 		return exitUsage
 	}
-	opts, req, err := f.prepare(stdin)
+	req, err := f.readRequest(ctx, stdin)
 	if err != nil {
-		fmt.Fprintf(stderr, "permhost eval: %v\n", err)
+		printError(stderr, "permhost eval", err)
+		return exitUsage
+	}
+	if f.printRequest {
+		if err := writeJSON(stdout, req); err != nil {
+			fmt.Fprintf(stderr, "permhost eval: %v\n", err)
+			return exitFail
+		}
+		return exitOK
+	}
+	opts, err := f.pluginOptions(ctx)
+	if err != nil {
+		printError(stderr, "permhost eval", err)
 		return exitUsage
 	}
 
@@ -150,15 +195,26 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 	}
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&f.plugin, "plugin", "", "the plugin `FILE` (.wasm); required")
+	fs.StringVar(&f.plugin, "plugin", "", "the plugin: a `FILE` (.wasm), std:NAME, or with --config a [[plugin]] name")
 	fs.StringVar(&f.sha256, "sha256", "", "pin the plugin to this hex `SHA256`")
 	fs.StringVar(&f.configJSON, "config-json", "", "the plugin's configuration, a JSON `OBJECT`")
+	fs.StringVar(&f.configFile, "config", "", "take the plugin named by --plugin from this permhost.toml `FILE`")
 	fs.Var(&f.timeout, "timeout", "the per-call `DEADLINE`, e.g. 100ms")
 	fs.Var(&f.memory, "memory", "the memory `LIMIT`, e.g. 32MiB")
 	fs.Var(&f.initTime, "init-timeout", "the `DEADLINE` of making the plugin ready (start function, _initialize, permhost_abi); default max(10 × --timeout, 5s)")
 	fs.Var(&f.compile, "compile-timeout", "the `DEADLINE` of compiling the plugin (default 2m)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "compile cache `DIR`; \"off\" for none (default: the user cache dir)")
 	fs.IntVar(&f.bench, "bench", 0, "make `N` warm calls and print p50/p99 instead")
+	fs.StringVar(&f.agent, "agent", "", "the agent of an ACP request: "+agentKeys()+", a profile name, or its agentInfo `NAME@VERSION` (default: none, the generic profile)")
+	fs.StringVar(&f.cwd, "cwd", "", "the session's working `DIR` of an ACP request (default: the current directory)")
+	fs.StringVar(&f.mode, "mode", "", "the session's current `MODE` id of an ACP request")
+	fs.StringVar(&f.home, "home", "", "the home `DIR` for ~ (default: yours)")
+	fs.StringVar(&f.command, "command", "", "shorthand: a request to run this shell `COMMAND`")
+	fs.StringVar(&f.write, "write", "", "shorthand: a request to edit or write this `PATH`")
+	fs.StringVar(&f.read, "read", "", "shorthand: a request to read this `PATH`")
+	fs.StringVar(&f.fetch, "fetch", "", "shorthand: a request to fetch this `URL`")
+	fs.StringVar(&f.opts, "options", "", "the shorthand's option set: claude (default), codex or sdk")
+	fs.BoolVar(&f.printRequest, "print-request", false, "print the request the plugin would get; run no plugin")
 	fs.StringVar(&f.isolation, "isolation", config.IsolationInProcess, "where the plugin runs: `in-process` or process (a permhost child of its own)")
 
 	var positional []string
@@ -178,13 +234,31 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 		positional = append(positional, args[0])
 		args = args[1:]
 	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	shorthands := 0
+	for _, n := range []string{"command", "write", "read", "fetch"} {
+		if f.set[n] {
+			shorthands++
+		}
+	}
 	switch {
-	case f.plugin == "":
-		return f, errors.New("--plugin is required")
+	case f.plugin == "" && !f.printRequest:
+		return f, errors.New("--plugin is required (or --print-request)")
 	case len(positional) > 1:
 		return f, fmt.Errorf("want at most one REQUEST_FILE, got %d: %q", len(positional), positional)
 	case f.bench < 0:
 		return f, fmt.Errorf("--bench %d: want a positive number of calls", f.bench)
+	case shorthands > 1:
+		return f, errors.New("give one of --command, --write, --read and --fetch")
+	case shorthands == 1 && len(positional) > 0:
+		return f, fmt.Errorf("give a REQUEST_FILE or a shorthand (--command ...), not both")
+	case f.opts != "" && shorthands == 0:
+		return f, errors.New("--options is for the shorthand (--command, --write, --read, --fetch)")
+	case f.configFile != "" && f.set["config-json"]:
+		return f, errors.New("give --config or --config-json, not both")
+	case f.configFile != "" && f.set["sha256"]:
+		return f, errors.New("--config pins the plugin itself; --sha256 is for --plugin FILE")
 	case f.isolation != config.IsolationInProcess && f.isolation != config.IsolationProcess:
 		return f, fmt.Errorf("--isolation %q: want %s or %s", f.isolation, config.IsolationInProcess, config.IsolationProcess)
 	}
@@ -207,28 +281,106 @@ func (f evalFlags) limits() sandbox.Limits {
 		InitTimeout: time.Duration(f.initTime), CompileTimeout: time.Duration(f.compile)}
 }
 
-// prepare reads the plugin and the request. Every error is the user's.
-func (f evalFlags) prepare(stdin io.Reader) (host.Options, abi.Request, error) {
+// pluginOptions are the host's options for the plugin --plugin names. Every
+// error is the user's.
+func (f evalFlags) pluginOptions(ctx context.Context) (host.Options, error) {
 	opts := host.Options{
-		Name:     strings.TrimSuffix(filepath.Base(f.plugin), ".wasm"),
 		SHA256:   f.sha256,
 		Limits:   f.limits(),
 		CacheDir: f.cacheDir,
 		PoolSize: 1,
 	}
-	// Read here so that a missing file is a usage error, while garbage in a
-	// file that exists is the plugin's failure.
-	wasm, err := readBounded(f.plugin, maxPluginBytes)
-	if err != nil {
-		return opts, abi.Request{}, fmt.Errorf("--plugin: %w", err)
+	var pc config.Plugin
+	switch name, std := stdplugins.Name(f.plugin); {
+	case f.configFile != "":
+		cfg, err := loadConfig(ctx, f.configFile)
+		if err != nil {
+			return opts, err
+		}
+		found := false
+		var names []string
+		for _, p := range cfg.Plugins {
+			names = append(names, p.Name)
+			if p.Name == f.plugin || p.Path == f.plugin {
+				pc, found = p, true
+				break
+			}
+		}
+		if !found {
+			return opts, fmt.Errorf("--plugin %q: %s has no [[plugin]] of that name (it has %s)", f.plugin, f.configFile, strings.Join(names, ", "))
+		}
+		// The configured limits, but for the flags given.
+		l, given := pc.SandboxLimits(), f.limits()
+		if f.set["timeout"] {
+			l.Timeout = given.Timeout
+		}
+		if f.set["memory"] {
+			l.MemoryBytes = given.MemoryBytes
+		}
+		if f.set["init-timeout"] {
+			l.InitTimeout = given.InitTimeout
+		}
+		if f.set["compile-timeout"] {
+			l.CompileTimeout = given.CompileTimeout
+		}
+		opts.SHA256, opts.Limits, opts.Config = pc.SHA256, l, pc.Config
+	case std:
+		if _, err := stdplugins.SHA256(name); err != nil {
+			return opts, fmt.Errorf("--plugin: %w", err)
+		}
+		pc = config.Plugin{Name: name, Path: f.plugin, Std: name}
+	default:
+		// Read here so that a missing file is a usage error, while garbage
+		// in a file that exists is the plugin's failure.
+		wasm, err := readBounded(f.plugin, maxPluginBytes)
+		if err != nil {
+			return opts, fmt.Errorf("--plugin: %w", err)
+		}
+		opts.Name, opts.Wasm = strings.TrimSuffix(filepath.Base(f.plugin), ".wasm"), wasm
 	}
-	opts.Wasm = wasm
+	if pc.Name != "" {
+		opts.Name = pc.Name
+		path, wasm := pc.Module()
+		if wasm == nil {
+			b, err := readBounded(path, maxPluginBytes)
+			if err != nil {
+				return opts, fmt.Errorf("--plugin: %w", err)
+			}
+			wasm = b
+		}
+		opts.Wasm = wasm
+	}
 	if f.configJSON != "" {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(f.configJSON), &obj); err != nil || obj == nil {
-			return opts, abi.Request{}, fmt.Errorf("--config-json: want a JSON object, got %.80q", f.configJSON)
+			return opts, fmt.Errorf("--config-json: want a JSON object, got %.80q", f.configJSON)
 		}
 		opts.Config = json.RawMessage(f.configJSON)
+	}
+	return opts, nil
+}
+
+// readRequest reads or builds the request. Every error is the user's.
+func (f evalFlags) readRequest(ctx context.Context, stdin io.Reader) (abi.Request, error) {
+	setup, err := f.session()
+	if err != nil {
+		return abi.Request{}, err
+	}
+	if kind, value := f.shorthand(); kind != "" {
+		sh := policy.Shorthand{Kind: kind, Options: f.opts, Cwd: setup.Cwd, Mode: setup.Mode, SessionID: "eval-session"}
+		switch kind {
+		case abi.KindExecute:
+			sh.Command = value
+		case abi.KindFetch:
+			sh.URL = value
+		default:
+			sh.Path = value
+		}
+		pr, err := sh.Request()
+		if err != nil {
+			return abi.Request{}, fmt.Errorf("--options: %w", err)
+		}
+		return setup.Request(ctx, pr.Params, "eval-1")
 	}
 
 	name, data := "standard input", []byte(nil)
@@ -239,13 +391,61 @@ func (f evalFlags) prepare(stdin io.Reader) (host.Options, abi.Request, error) {
 		data, err = readBounded(f.request, maxRequestBytes)
 	}
 	if err != nil {
-		return opts, abi.Request{}, fmt.Errorf("request: %s: %w", name, err)
+		return abi.Request{}, fmt.Errorf("request: %s: %w", name, err)
 	}
-	req, err := decodeEvalRequest(data)
+	if !looksLikeACP(data) {
+		for _, n := range []string{"agent", "cwd", "mode", "home"} {
+			if f.set[n] {
+				return abi.Request{}, fmt.Errorf("--%s describes the session of an ACP request or a shorthand; the abi.Request in %s carries its own", n, name)
+			}
+		}
+		req, err := decodeEvalRequest(data)
+		if err != nil {
+			return abi.Request{}, fmt.Errorf("request in %s: %w", name, err)
+		}
+		return req, nil
+	}
+	req, err := setup.Request(ctx, data, "eval-1")
 	if err != nil {
-		return opts, abi.Request{}, fmt.Errorf("request in %s: %w", name, err)
+		return abi.Request{}, fmt.Errorf("request in %s: %w", name, err)
 	}
-	return opts, req, nil
+	return req, nil
+}
+
+// shorthand returns the tool kind and value of the shorthand flag given.
+func (f evalFlags) shorthand() (kind, value string) {
+	switch {
+	case f.set["command"]:
+		return abi.KindExecute, f.command
+	case f.set["write"]:
+		return abi.KindEdit, f.write
+	case f.set["read"]:
+		return abi.KindRead, f.read
+	case f.set["fetch"]:
+		return abi.KindFetch, f.fetch
+	}
+	return "", ""
+}
+
+// session is the session an ACP request or a shorthand is built in.
+func (f evalFlags) session() (policy.SessionSetup, error) {
+	peer, err := agentPeer(f.agent)
+	if err != nil {
+		return policy.SessionSetup{}, err
+	}
+	s := policy.SessionSetup{Agent: peer, Cwd: f.cwd, Mode: f.mode, Home: f.home}
+	if s.Cwd == "" {
+		if s.Cwd, err = os.Getwd(); err != nil {
+			return s, fmt.Errorf("--cwd: %w", err)
+		}
+	}
+	if s.Cwd, err = filepath.Abs(s.Cwd); err != nil {
+		return s, fmt.Errorf("--cwd: %w", err)
+	}
+	if !f.set["home"] {
+		s.Home, _ = os.UserHomeDir() // as the proxy: "" when unknown
+	}
+	return s, nil
 }
 
 // errTooLarge is returned by readBounded for input over its limit.
@@ -281,9 +481,6 @@ func decodeEvalRequest(data []byte) (abi.Request, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		if looksLikeACP(data) {
-			return req, fmt.Errorf("this looks like an ACP message; eval takes an abi.Request (see 'permhost eval -h'): %w", err)
-		}
 		return req, fmt.Errorf("not an abi.Request: %w", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -295,14 +492,17 @@ func decodeEvalRequest(data []byte) (abi.Request, error) {
 	return req, nil
 }
 
+// looksLikeACP reports whether data starts with an ACP message or params:
+// a JSON object with "jsonrpc", "method" or "sessionId" at the top.
 func looksLikeACP(data []byte) bool {
 	var probe map[string]json.RawMessage
-	if json.Unmarshal(data, &probe) != nil {
+	if json.NewDecoder(bytes.NewReader(data)).Decode(&probe) != nil {
 		return false
 	}
 	_, rpc := probe["jsonrpc"]
+	_, method := probe["method"]
 	_, session := probe["sessionId"]
-	return rpc || session
+	return rpc || method || session
 }
 
 // printEval prints one call's result and returns eval's exit status.

@@ -168,6 +168,7 @@ func TestEvalUsageErrors(t *testing.T) {
 		wantErr string
 	}{
 		{name: "no plugin", args: []string{reqFile}, wantErr: "--plugin is required"},
+		{name: "plugin not in the config", args: []string{"--config", writeFile(t, "permhost.toml", "[[plugin]]\npath = \"std:plan-mode\"\n"), "--plugin", "team-rules", reqFile}, wantErr: `--plugin "team-rules": `},
 		{name: "missing plugin", args: []string{"--plugin", "no/such.wasm", reqFile}, wantErr: "no/such.wasm"},
 		{name: "missing request", args: []string{"--plugin", good, "no/such.json"}, wantErr: "no/such.json"},
 		{name: "plugin is a directory", args: []string{"--plugin", t.TempDir(), reqFile}, wantErr: "--plugin"},
@@ -186,8 +187,16 @@ func TestEvalUsageErrors(t *testing.T) {
 		{name: "misspelt field", stdin: `{"decision_id":"d1"}`, args: []string{"--plugin", good}, wantErr: `unknown field "decision_id"`},
 		{name: "wrong type", stdin: `{"options":{}}`, args: []string{"--plugin", good}, wantErr: "not an abi.Request"},
 		{name: "trailing data", stdin: `{} {}`, args: []string{"--plugin", good}, wantErr: "data after the JSON object"},
-		{name: "ACP message", stdin: `{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{}}`, args: []string{"--plugin", good}, wantErr: "looks like an ACP message"},
-		{name: "ACP params", stdin: `{"sessionId":"s","toolCall":{"toolCallId":"t"},"options":[]}`, args: []string{"--plugin", good}, wantErr: "looks like an ACP message"},
+		{name: "ACP message of another method", stdin: `{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}`, args: []string{"--plugin", good}, wantErr: `not a session/request_permission message or its params: the last JSON value is "session/prompt"`},
+		{name: "ACP params without a toolCall", stdin: `{"sessionId":"s","options":[]}`, args: []string{"--plugin", good}, wantErr: "params need a toolCall"},
+		{name: "ACP request with a duplicate key", stdin: `{"sessionId":"s","toolCall":{"toolCallId":"t","title":"ls","title":"rm -rf ~"},"options":[]}`, args: []string{"--plugin", good}, wantErr: "the proxy would not show this request to plugins"},
+		{name: "session flags on an abi.Request", args: []string{"--plugin", good, "--agent", "claude", reqFile}, wantErr: "--agent describes the session of an ACP request"},
+		{name: "unknown agent", args: []string{"--plugin", good, "--agent", "cursor", "--command", "ls"}, wantErr: `--agent "cursor": want claude, codex, gemini, qwen`},
+		{name: "two shorthands", args: []string{"--plugin", good, "--command", "ls", "--read", "x"}, wantErr: "give one of --command, --write, --read and --fetch"},
+		{name: "shorthand and a file", args: []string{"--plugin", good, "--command", "ls", reqFile}, wantErr: "not both"},
+		{name: "unknown option set", args: []string{"--plugin", good, "--command", "ls", "--options", "cursor"}, wantErr: `options "cursor" is not one of claude, codex, sdk`},
+		{name: "unknown standard plugin", args: []string{"--plugin", "std:team-rule", "--command", "ls"}, wantErr: `no such standard plugin "team-rule"`},
+		{name: "no plugin to run", args: []string{"--command", "ls"}, wantErr: "--plugin is required (or --print-request)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -204,11 +213,11 @@ func TestEvalHelp(t *testing.T) {
 	code, stdout, stderr := runEvalCmd(t, "", "-h")
 	assert.Equal(t, exitOK, code)
 	assert.Empty(t, stderr)
-	for _, s := range []string{"usage: permhost eval --plugin FILE", "Exit status: 0", `"optionId": "allow"`, "-timeout DEADLINE", "-bench N"} {
+	for _, s := range []string{"usage: permhost eval [--plugin FILE|std:NAME]", "--command CMD", "--print-request", "Exit status: 0", `"optionId": "allow"`, "-timeout DEADLINE", "-bench N"} {
 		assert.Contains(t, stdout, s)
 	}
 	// The example in the help text is a request eval accepts.
-	example := stdout[strings.Index(stdout, "  {\"decisionId\""):strings.Index(stdout, "With --bench")]
+	example := stdout[strings.Index(stdout, "  {\"decisionId\""):strings.Index(stdout, "With --print-request")]
 	_, err := decodeEvalRequest([]byte(example))
 	assert.NoError(t, err, "help example:\n%s", example)
 }

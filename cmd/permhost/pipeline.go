@@ -25,15 +25,11 @@ func findConfig(flagValue string) string {
 	if flagValue != "" {
 		return flagValue
 	}
-	dir := os.Getenv("XDG_CONFIG_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(home, ".config")
+	dir, err := defaultConfigDir()
+	if err != nil {
+		return ""
 	}
-	p := filepath.Join(dir, "permhost", "permhost.toml")
+	p := filepath.Join(dir, "permhost.toml")
 	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 		return ""
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/stdplugins"
 	"github.com/permhost/permhost/policy"
 )
 
@@ -25,7 +26,8 @@ const testUsage = `usage: permhost test [-v] [--cache-dir DIR] PATH...
 Each PATH is a test file (TOML), a bundle directory (its bundle.toml lists its
 test files, run against the bundle's whole chain), or a directory whose *.toml
 files are test files. A test file names its plugin (plugin = "x.wasm",
-relative to the file) unless it belongs to a bundle, and holds [[case]]s:
+relative to the file, or "std:NAME" for a standard plugin) unless it belongs
+to a bundle, and holds [[case]]s:
 
   [[case]]
   name = "rm -rf is rejected"
@@ -153,7 +155,12 @@ func (s suite) run(ctx context.Context, cacheDir, home string) ([]policy.CaseRes
 		p := config.Plugin{Name: strings.TrimSuffix(filepath.Base(s.file.Plugin), ".wasm"),
 			Path: s.file.Plugin, Timeout: config.DefaultTimeout, Memory: config.DefaultMemory,
 			FailurePolicy: config.FailureClosed, Layer: config.LayerUser}
-		if !filepath.IsAbs(p.Path) {
+		if name, std := stdplugins.Name(p.Path); std {
+			if _, err := stdplugins.SHA256(name); err != nil {
+				return nil, fmt.Errorf("%s: plugin: %w", s.file.Path, err)
+			}
+			p.Name, p.Std = name, name
+		} else if !filepath.IsAbs(p.Path) {
 			p.Path = filepath.Join(filepath.Dir(s.file.Path), p.Path)
 		}
 		if s.bundle != nil {
@@ -178,7 +185,8 @@ func (s suite) run(ctx context.Context, cacheDir, home string) ([]policy.CaseRes
 	}
 	var members []host.Member
 	for _, pc := range pcs {
-		p, err := host.Load(ctx, host.Options{Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
+		path, wasm := pc.Module()
+		p, err := host.Load(ctx, host.Options{Name: pc.Name, Path: path, Wasm: wasm, SHA256: pc.SHA256, Config: pc.Config,
 			Limits: pc.SandboxLimits(), CacheDir: cacheDir})
 		if err != nil {
 			return nil, err

@@ -240,7 +240,7 @@ func Load(dir string, trusted []string, st *State) (*config.BundleManifest, erro
 		}
 	}
 	for _, p := range b.Plugins {
-		sum, err := digest.File(p.Path)
+		sum, err := p.Digest()
 		if err != nil {
 			return nil, fmt.Errorf("bundle %s: plugin %s: %w", b.Name, p.Name, err)
 		}

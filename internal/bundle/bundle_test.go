@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/permhost/permhost/internal/bundle"
+	"github.com/permhost/permhost/internal/stdplugins"
 )
 
 // makeBundle writes a bundle with one plugin at revision rev into dir.
@@ -138,5 +139,52 @@ func TestBadKeys(t *testing.T) {
 		if err := bundle.Sign(t.TempDir(), k); !errors.Is(err, bundle.ErrBadKey) {
 			t.Errorf("Sign with %q: %v", k, err)
 		}
+	}
+}
+
+// TestStandardPluginInBundle: a bundle may use a standard plugin
+// (path = "std:NAME"); its pin is checked against the module inside this
+// permhost, so a signed bundle names the exact bytes it was reviewed with.
+func TestStandardPluginInBundle(t *testing.T) {
+	sum, err := stdplugins.SHA256("plan-mode")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, pin, wantErr string
+	}{
+		{"pinned to the module inside permhost", sum, ""},
+		{"pinned to other bytes", strings.Repeat("0", 64), "std:plan-mode is sha256 " + sum},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			toml := fmt.Sprintf("name = \"acme\"\nrevision = 1\nlayer = \"team\"\n\n[[plugin]]\npath = \"std:plan-mode\"\nsha256 = %q\n[plugin.config]\nonly_in_mode = \"plan\"\n", tt.pin)
+			if err := os.WriteFile(filepath.Join(dir, "bundle.toml"), []byte(toml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			pub, priv, err := bundle.GenerateKey()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantErr == "" {
+				if err := bundle.Sign(dir, priv); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m, err := bundle.Load(dir, []string{pub}, nil)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Load = %v, want an error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := m.Plugins[0]
+			if p.Std != "plan-mode" || p.Name != "acme/plan-mode" || p.Layer != "team" {
+				t.Errorf("plugin = std %q name %q layer %q", p.Std, p.Name, p.Layer)
+			}
+		})
 	}
 }

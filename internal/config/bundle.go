@@ -90,7 +90,7 @@ func LoadBundle(dir string) (*BundleManifest, error) {
 					return
 				}
 				p := c.plugin(key, t)
-				if p.Path != "" {
+				if p.Path != "" && p.Std == "" {
 					c.inside(key+".path", p.Path, abs)
 				}
 				if _, given := t["sha256"]; !given {

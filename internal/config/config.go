@@ -16,6 +16,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/permhost/permhost/internal/digest"
+	"github.com/permhost/permhost/internal/stdplugins"
 	"github.com/permhost/permhost/internal/units"
 	"github.com/permhost/permhost/sandbox"
 )
@@ -162,8 +164,14 @@ type Config struct {
 
 // Plugin is one [[plugin]] entry.
 type Plugin struct {
-	Name          string
-	Path          string // absolute
+	Name string
+	// Path is the module file, absolute; or "std:NAME" as written for a
+	// standard plugin (then Std is NAME).
+	Path string
+	// Std names the standard plugin (internal/stdplugins) the entry uses;
+	// empty for a file. Use [Plugin.Module] and [Plugin.Digest] rather
+	// than Path to reach the module.
+	Std           string
 	SHA256        string // lower-case hex; empty = not pinned
 	Timeout       time.Duration
 	Memory        uint64
@@ -600,11 +608,22 @@ func (c *checker) plugin(k string, t map[string]any) Plugin {
 			}
 		},
 		"path": func(k string, v any) {
-			if s := c.str(k, v); s != "" {
+			s := c.str(k, v)
+			name, std := stdplugins.Name(s)
+			switch {
+			case c.failed(k):
+			case std:
+				p.Path = s
+				if _, err := stdplugins.SHA256(name); err != nil {
+					c.fail(k, "%q is not a standard plugin%s", s, suggestName(name, stdplugins.Names(), "standard plugins"))
+					return
+				}
+				p.Std = name
+			case s != "":
 				p.Path = c.abs(s)
 				c.existingFile(k, p.Path)
-			} else {
-				c.fail(k, "must not be empty") // once per key: not after a type mistake
+			default:
+				c.fail(k, "must not be empty")
 			}
 		},
 		"sha256": func(k string, v any) {
@@ -659,12 +678,42 @@ func (c *checker) plugin(k string, t map[string]any) Plugin {
 		},
 	})
 	if _, given := t["path"]; !given {
-		c.fail(k, "missing key \"path\" (the plugin's .wasm file)")
+		c.fail(k, "missing key \"path\" (the plugin's .wasm file, or std:NAME for a standard plugin)")
 	}
-	if p.Name == "" && p.Path != "" {
+	if p.Std != "" && p.SHA256 != "" && !c.failed(k+".sha256") {
+		// The module is inside this binary: a pin that does not match is
+		// known now, and is the file's mistake.
+		if sum, _ := stdplugins.SHA256(p.Std); sum != p.SHA256 {
+			c.fail(k+".sha256", "%s is sha256 %s in this permhost, pinned %s (a permhost release may change its standard plugins: `permhost plugins` lists their sha256)", p.Path, sum, p.SHA256)
+		}
+	}
+	switch {
+	case p.Name != "":
+	case p.Std != "":
+		p.Name = p.Std
+	case p.Path != "":
 		p.Name = strings.TrimSuffix(filepath.Base(p.Path), ".wasm")
 	}
 	return p
+}
+
+// Module returns the plugin's module as host.Options takes it: the file
+// (path), or the bytes of a standard plugin (wasm, a copy).
+func (p Plugin) Module() (path string, wasm []byte) {
+	if p.Std != "" {
+		if b, err := stdplugins.Module(p.Std); err == nil {
+			return "", b
+		}
+	}
+	return p.Path, nil
+}
+
+// Digest returns the hex sha256 of the plugin's module.
+func (p Plugin) Digest() (string, error) {
+	if p.Std != "" {
+		return stdplugins.SHA256(p.Std)
+	}
+	return digest.File(p.Path)
 }
 
 func (c *checker) bundle(k string, t map[string]any) Bundle {

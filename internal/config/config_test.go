@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/stdplugins"
 	"github.com/permhost/permhost/sandbox"
 )
 
@@ -185,6 +187,9 @@ func TestMistakes(t *testing.T) {
 		{"config not a table", plugin + "config = \"paths\"\n", 4, "plugin[0].config", "want a table"},
 		{"duplicate plugin name", plugin + plugin, 5, "plugin[1].name", `plugin name "p" is already used by plugin[0]`},
 		{"unknown key in plugin.config's neighbour table", "[log]\npath = \"x\"\nrotate = true\n", 3, "log.rotate", "unknown key"},
+		{"unknown standard plugin", "[[plugin]]\npath = \"std:team-rule\"\n", 2, "plugin[0].path", `"std:team-rule" is not a standard plugin (did you mean "team-rules"?)`},
+		{"standard plugin far from any name", "[[plugin]]\npath = \"std:firewall\"\n", 2, "plugin[0].path", "(standard plugins: explainer, no-force-push, plan-mode, protect-secrets, readonly-as, team-rules)"},
+		{"standard plugin pinned to other bytes", "[[plugin]]\npath = \"std:plan-mode\"\nsha256 = \"" + strings.Repeat("ab", 32) + "\"\n", 3, "plugin[0].sha256", "std:plan-mode is sha256 "},
 		{"TOML syntax", "strategy = \"race\n", 1, "", "TOML syntax"},
 		{"duplicate key", "strategy = \"race\"\nstrategy = \"race\"\n", 2, "", "TOML syntax"},
 	}
@@ -309,6 +314,52 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("error not wrapped: %v", err)
 		}
 	})
+}
+
+// TestStandardPlugin: path = "std:NAME" names a plugin inside the binary;
+// its name defaults to NAME, a pin of its real sha256 holds, and Module and
+// Digest give its bytes without a file.
+func TestStandardPlugin(t *testing.T) {
+	sum, err := stdplugins.SHA256("team-rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(`
+[[plugin]]
+path = "std:team-rules"
+sha256 = "`+strings.ToUpper(sum)+`"
+
+[[plugin]]
+name = "secrets"
+path = "std:protect-secrets"
+`), "permhost.toml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Plugins[0]
+	if p.Name != "team-rules" || p.Std != "team-rules" || p.Path != "std:team-rules" || p.SHA256 != sum {
+		t.Errorf("plugin[0] = name %q std %q path %q sha256 %q", p.Name, p.Std, p.Path, p.SHA256)
+	}
+	path, wasm := p.Module()
+	want, _ := stdplugins.Module("team-rules")
+	if path != "" || !bytes.Equal(wasm, want) {
+		t.Errorf("Module() = %q and %d bytes, want the embedded module", path, len(wasm))
+	}
+	if d, err := p.Digest(); err != nil || d != sum {
+		t.Errorf("Digest() = %q, %v; want %s", d, err, sum)
+	}
+	if q := cfg.Plugins[1]; q.Name != "secrets" || q.Std != "protect-secrets" {
+		t.Errorf("plugin[1] = name %q std %q", q.Name, q.Std)
+	}
+	// A file is still a file.
+	dir := write(t, map[string]string{"p.wasm": "x"})
+	cfg, err = config.Parse([]byte("[[plugin]]\npath = \"p.wasm\"\n"), "permhost.toml", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path, wasm := cfg.Plugins[0].Module(); path != filepath.Join(dir, "p.wasm") || wasm != nil || cfg.Plugins[0].Std != "" {
+		t.Errorf("a file plugin's Module() = %q, %d bytes", path, len(wasm))
+	}
 }
 
 // TestPluginLimitKeysDocumented: docs/abi.md's "Limits a plugin must fit"

@@ -447,7 +447,7 @@ func exampleEngine(t *testing.T) *policy.Engine {
 	for _, p := range []string{"protect-secrets", "plan-mode", "explainer"} {
 		exampleWasm(t, p)
 	}
-	data := bytes.ReplaceAll(examples.Config, []byte(examples.PluginsDir), []byte(dir+"/"))
+	data := examples.WithPluginsDir(examples.Config, dir)
 	cfg, err := config.Parse(data, "examples/permhost.toml", filepath.Join(acptest.RepoRoot(t), "examples"))
 	if err != nil {
 		t.Fatal(err)

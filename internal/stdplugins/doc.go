@@ -1,0 +1,11 @@
+// Package stdplugins holds the standard plugins: the example plugins of
+// plugins/examples, built reproducibly and embedded, so that a permhost
+// binary has a working policy with nothing else installed (no Go, no make,
+// no network). A configuration names one as path = "std:NAME".
+//
+// The modules are committed here by `make plugins`, with TOOLCHAIN, the
+// toolchains that built them. The package's test builds the plugins from
+// their sources (plugins/examples/plugins.mk, reusing build/plugins when it
+// is current) and fails when a committed module is not byte for byte what
+// the sources build to, so the embedded bytes are exactly the sources.
+package stdplugins
