@@ -22,6 +22,7 @@ import (
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/worker"
 	"github.com/permhost/permhost/sandbox"
 )
 
@@ -124,6 +125,12 @@ func cacheDir(tb testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
+	// This test binary is also the child of the process-isolated rows, as
+	// permhost's own binary is for `isolation = "process"`.
+	if len(os.Args) > 1 && os.Args[1] == worker.Command {
+		os.Exit(worker.Serve(context.Background(), os.Stdin, os.Stdout, os.Stderr))
+	}
+	worker.Enable()
 	code := m.Run()
 	if cacheRoot != "" {
 		os.RemoveAll(cacheRoot)
@@ -179,6 +186,16 @@ func BenchmarkDecide(b *testing.B) {
 	b.Run("team-rules", func(b *testing.B) {
 		p := load(b, examplePlugin(b, "team-rules"), teamRulesConfig, 1)
 		decideLoop(b, func() error { _, err := p.Decide(ctx, req); return err })
+	})
+	// The same two behind the process wall: the request framed to a worker
+	// child over a pipe, decided there, the answer framed back and checked.
+	b.Run("permhost-process", func(b *testing.B) {
+		p := loadProcess(b, fixture(b, "good"), "", 1)
+		decideLoopProcess(b, func() error { return p.Call(ctx, req).Err })
+	})
+	b.Run("team-rules-process", func(b *testing.B) {
+		p := loadProcess(b, examplePlugin(b, "team-rules"), teamRulesConfig, 1)
+		decideLoopProcess(b, func() error { return p.Call(ctx, req).Err })
 	})
 	// Stock Extism go-sdk, the same module: without a timeout (its fastest),
 	// and with Manifest.Timeout (wazero's close-on-context-done), set to 1 s
@@ -388,6 +405,29 @@ func BenchmarkThroughput(b *testing.B) {
 	}
 }
 
+// fallbackCases are the hostile fixtures of BenchmarkFallback and
+// BenchmarkFallbackProcess, with the kinds testdata/wasm/README.md
+// expects.
+var fallbackCases = []struct {
+	name string
+	want []host.Kind
+}{
+	{"infinite_loop", []host.Kind{host.KindTimeout}},
+	{"call_tree", []host.Kind{host.KindTimeout}},
+	// The call-depth bound (a timeout only if the machine stalls).
+	{"deep_recursion", []host.Kind{host.KindTrap, host.KindTimeout}},
+	// Late memory.grow calls near the cap can be overtaken by the deadline.
+	{"memory_grow", []host.Kind{host.KindMemory, host.KindTimeout}},
+	{"log_flood", []host.Kind{host.KindTimeout}},
+	{"huge_output", []host.Kind{host.KindOutputTooLarge}},
+	{"invalid_json", []host.Kind{host.KindBadOutput}},
+	{"unreachable", []host.Kind{host.KindTrap}},
+	{"table_grow", []host.Kind{host.KindTrap}},
+	{"fd_write_iovecs", []host.Kind{host.KindTimeout}},
+	{"random_get_loop", []host.Kind{host.KindTimeout}},
+	{"duplicate_key", []host.Kind{host.KindBadOutput}},
+}
+
 // BenchmarkFallback times, for each hostile fixture, a call from its start
 // until the host returns the failure from which the builtin fallback
 // answers. Run it with -benchtime Nx: every call of a timing-out fixture
@@ -395,25 +435,7 @@ func BenchmarkThroughput(b *testing.B) {
 func BenchmarkFallback(b *testing.B) {
 	ctx := context.Background()
 	req := request1K(b)
-	for _, c := range []struct {
-		name string
-		want []host.Kind // what testdata/wasm/README.md expects
-	}{
-		{"infinite_loop", []host.Kind{host.KindTimeout}},
-		{"call_tree", []host.Kind{host.KindTimeout}},
-		// The call-depth bound (a timeout only if the machine stalls).
-		{"deep_recursion", []host.Kind{host.KindTrap, host.KindTimeout}},
-		// Late memory.grow calls near the cap can be overtaken by the deadline.
-		{"memory_grow", []host.Kind{host.KindMemory, host.KindTimeout}},
-		{"log_flood", []host.Kind{host.KindTimeout}},
-		{"huge_output", []host.Kind{host.KindOutputTooLarge}},
-		{"invalid_json", []host.Kind{host.KindBadOutput}},
-		{"unreachable", []host.Kind{host.KindTrap}},
-		{"table_grow", []host.Kind{host.KindTrap}},
-		{"fd_write_iovecs", []host.Kind{host.KindTimeout}},
-		{"random_get_loop", []host.Kind{host.KindTimeout}},
-		{"duplicate_key", []host.Kind{host.KindBadOutput}},
-	} {
+	for _, c := range fallbackCases {
 		b.Run(c.name, func(b *testing.B) {
 			p := load(b, fixture(b, c.name), "", 0)
 			var took []time.Duration

@@ -180,7 +180,9 @@ func TestBundleReloadsCloseReplacedPlugins(t *testing.T) {
 	if err := bundle.Sign(dir, priv); err != nil {
 		t.Fatal(err)
 	}
-	cfg := &config.Config{Strategy: "sequential", Bundles: []config.Bundle{{Path: dir, TrustedKeys: []string{pub}}}}
+	// In-process, so that its plugins' goroutines are this process's to
+	// count (a bundle's plugins run in a worker child by default).
+	cfg := &config.Config{Strategy: "sequential", Bundles: []config.Bundle{{Path: dir, TrustedKeys: []string{pub}, Isolation: config.IsolationInProcess}}}
 	e, err := policy.New(context.Background(), policy.Options{
 		Config: cfg, CacheDir: "off", BundleState: filepath.Join(t.TempDir(), "state.json"), ReloadEvery: 10 * time.Millisecond,
 	})

@@ -33,8 +33,8 @@ func CheckPluginKeys(ctx context.Context, plugins []config.Plugin, cacheDir stri
 		go func() {
 			defer wg.Done()
 			path, wasm := pc.Module()
-			p, err := host.Load(ctx, host.Options{Name: pc.Name, Path: path, Wasm: wasm, SHA256: pc.SHA256, Config: pc.Config,
-				Limits: pc.SandboxLimits(), CacheDir: cacheDir, PoolSize: 1})
+			p, err := loadAs(ctx, host.Options{Name: pc.Name, Path: path, Wasm: wasm, SHA256: pc.SHA256, Config: pc.Config,
+				Limits: pc.SandboxLimits(), CacheDir: cacheDir, PoolSize: 1}, isolationOf(&source{}, pc))
 			if err != nil {
 				return
 			}

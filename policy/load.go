@@ -16,15 +16,12 @@ type loaded interface {
 	Close(context.Context) error
 }
 
-// loadPlugin loads pc, a plugin of source s, in this process.
+// loadPlugin loads pc, a plugin of source s, in this process or in a
+// worker child, as its isolation says (isolation.go).
 func (e *Engine) loadPlugin(ctx context.Context, s *source, pc config.Plugin) (loaded, error) {
 	path, wasm := pc.Module()
-	p, err := host.Load(ctx, host.Options{
+	return loadAs(ctx, host.Options{
 		Name: pc.Name, Path: path, Wasm: wasm, SHA256: pc.SHA256, Config: pc.Config,
 		Limits: pc.SandboxLimits(), CacheDir: e.cacheDir, Logger: e.log,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
+	}, isolationOf(s, pc))
 }

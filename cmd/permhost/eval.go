@@ -20,6 +20,7 @@ import (
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/stdplugins"
 	"github.com/permhost/permhost/internal/units"
+	"github.com/permhost/permhost/internal/worker"
 	"github.com/permhost/permhost/policy"
 	"github.com/permhost/permhost/sandbox"
 )
@@ -101,6 +102,7 @@ type evalFlags struct {
 	initTime   units.Duration
 	compile    units.Duration
 	cacheDir   string
+	isolation  string
 	bench      int
 	request    string // "-" for stdin
 
@@ -162,7 +164,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 
 	start := time.Now()
-	p, err := host.Load(ctx, opts)
+	p, err := loadEvalPlugin(ctx, opts, f.isolation)
 	if err != nil {
 		if host.KindOf(err) == "" || errors.Is(err, host.ErrBadOptions) {
 			// Not the plugin's fault: our own options were refused.
@@ -213,6 +215,7 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 	fs.StringVar(&f.fetch, "fetch", "", "shorthand: a request to fetch this `URL`")
 	fs.StringVar(&f.opts, "options", "", "the shorthand's option set: claude (default), codex or sdk")
 	fs.BoolVar(&f.printRequest, "print-request", false, "print the request the plugin would get; run no plugin")
+	fs.StringVar(&f.isolation, "isolation", config.IsolationInProcess, "where the plugin runs: `in-process` or process (a permhost child of its own)")
 
 	var positional []string
 	for {
@@ -256,6 +259,8 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 		return f, errors.New("give --config or --config-json, not both")
 	case f.configFile != "" && f.set["sha256"]:
 		return f, errors.New("--config pins the plugin itself; --sha256 is for --plugin FILE")
+	case f.isolation != config.IsolationInProcess && f.isolation != config.IsolationProcess:
+		return f, fmt.Errorf("--isolation %q: want %s or %s", f.isolation, config.IsolationInProcess, config.IsolationProcess)
 	}
 	f.request = "-"
 	if len(positional) == 1 {
@@ -525,8 +530,29 @@ func printEval(stdout, stderr io.Writer, r host.Result) int {
 	return code
 }
 
+// evalPlugin is a plugin in this process or in a worker child.
+type evalPlugin interface {
+	host.Decider
+	Close(context.Context) error
+}
+
+func loadEvalPlugin(ctx context.Context, opts host.Options, isolation string) (evalPlugin, error) {
+	if isolation == config.IsolationProcess {
+		p, err := worker.Load(ctx, worker.Options{Plugin: opts})
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	p, err := host.Load(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 // bench makes one warm-up call and then n measured calls.
-func bench(ctx context.Context, p *host.Plugin, req abi.Request, n int, stdout, stderr io.Writer) int {
+func bench(ctx context.Context, p evalPlugin, req abi.Request, n int, stdout, stderr io.Writer) int {
 	if r := p.Call(ctx, req); r.Err != nil {
 		fmt.Fprintln(stderr, "permhost eval: the warm-up call failed")
 		return printEval(stdout, stderr, r)

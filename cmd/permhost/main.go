@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"syscall"
+
+	"github.com/permhost/permhost/internal/worker"
 )
 
 // Exit statuses shared by every subcommand.
@@ -36,6 +38,7 @@ type command struct {
 var commands = map[string]command{}
 
 func main() {
+	worker.Enable() // this binary serves `permhost plugin-worker` (worker.go)
 	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
 	if len(os.Args) > 1 && commands[os.Args[1]].ownsInterrupt {
 		sigs = sigs[1:]

@@ -85,6 +85,10 @@ func LoadBundle(dir string) (*BundleManifest, error) {
 					c.fail(key+".layer", "a bundle's plugins run at the bundle's layer; set layer at the top (got %v)", l)
 					continue
 				}
+				if _, ok := t["isolation"]; ok {
+					c.fail(key+".isolation", "where a bundle's plugins run is the user's choice, not the bundle's: set isolation on the [[bundle]] entry of permhost.toml")
+					return
+				}
 				p := c.plugin(key, t)
 				if p.Path != "" && p.Std == "" {
 					c.inside(key+".path", p.Path, abs)
@@ -107,6 +111,8 @@ func LoadBundle(dir string) (*BundleManifest, error) {
 	}
 	for i := range b.Plugins {
 		b.Plugins[i].Layer = b.Layer
+		// Until the user's [[bundle]] entry says otherwise.
+		b.Plugins[i].Isolation = IsolationProcess
 		b.Plugins[i].Name = b.Name + "/" + b.Plugins[i].Name
 	}
 	return b, nil

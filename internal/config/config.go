@@ -116,6 +116,18 @@ const (
 	FailureMonitor = "monitor"
 )
 
+// Isolations of a plugin: where it runs.
+const (
+	// IsolationInProcess runs the plugin inside permhost, behind the
+	// sandbox alone: the default for the plugins of the user's own
+	// configuration.
+	IsolationInProcess = "in-process"
+	// IsolationProcess runs the plugin in a permhost child process of its
+	// own (internal/worker), so that even a fault the Go runtime cannot
+	// recover from is that plugin's failure: the default for bundles.
+	IsolationProcess = "process"
+)
+
 // DefaultLoadWait is load_wait when absent: long enough for several
 // standard Go plugins to compile on a loaded 2-core machine (~3 s of CPU
 // each), short enough that an agent is not left waiting for ever on a
@@ -165,6 +177,10 @@ type Plugin struct {
 	Memory        uint64
 	FailurePolicy string
 	Layer         string
+	// Isolation is IsolationInProcess or IsolationProcess. A bundle's
+	// plugins take their bundle's ([[bundle]] isolation in the user's
+	// configuration), never their own.
+	Isolation string
 	// Config is [plugin.config] as a JSON object; nil when absent.
 	Config json.RawMessage
 	// Limits are the other limits of the plugin: compile_timeout,
@@ -185,7 +201,10 @@ type Plugin struct {
 type Bundle struct {
 	Path        string   // absolute
 	TrustedKeys []string // ed25519 public keys, as given
-	Line        int
+	// Isolation is where the bundle's plugins run; default
+	// IsolationProcess: a bundle is someone else's code.
+	Isolation string
+	Line      int
 }
 
 // Defaults for plugin limits when a plugin does not say.
@@ -580,7 +599,7 @@ func (c *checker) existingFile(k, p string) {
 
 func (c *checker) plugin(k string, t map[string]any) Plugin {
 	p := Plugin{Timeout: DefaultTimeout, Memory: DefaultMemory, FailurePolicy: FailureClosed, Layer: LayerUser,
-		File: c.file, Key: k, Line: c.line(k)}
+		Isolation: IsolationInProcess, File: c.file, Key: k, Line: c.line(k)}
 	c.table(k, t, map[string]func(string, any){
 		"name": func(k string, v any) {
 			p.Name = c.str(k, v)
@@ -640,6 +659,7 @@ func (c *checker) plugin(k string, t map[string]any) Plugin {
 		"memory":         func(k string, v any) { p.Memory = c.size(k, v, minMemory, maxMemory) },
 		"failure_policy": func(k string, v any) { p.FailurePolicy = c.enum(k, v, FailureClosed, FailureAbstain, FailureMonitor) },
 		"layer":          func(k string, v any) { p.Layer = c.enum(k, v, Layers...) },
+		"isolation":      func(k string, v any) { p.Isolation = c.enum(k, v, IsolationInProcess, IsolationProcess) },
 		"config": func(k string, v any) {
 			t := c.asTable(k, v)
 			if c.failed(k) {
@@ -697,7 +717,7 @@ func (p Plugin) Digest() (string, error) {
 }
 
 func (c *checker) bundle(k string, t map[string]any) Bundle {
-	b := Bundle{Line: c.line(k)}
+	b := Bundle{Isolation: IsolationProcess, Line: c.line(k)}
 	c.table(k, t, map[string]func(string, any){
 		"path": func(k string, v any) {
 			if s := c.str(k, v); s != "" {
@@ -707,6 +727,7 @@ func (c *checker) bundle(k string, t map[string]any) Bundle {
 				c.fail(k, "must not be empty") // once per key: not after a type mistake
 			}
 		},
+		"isolation": func(k string, v any) { b.Isolation = c.enum(k, v, IsolationInProcess, IsolationProcess) },
 		"trusted_keys": func(k string, v any) {
 			list, ok := v.([]any)
 			if !ok {

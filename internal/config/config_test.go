@@ -82,7 +82,7 @@ func TestLoadFull(t *testing.T) {
 	p := cfg.Plugins[0]
 	want := config.Plugin{Name: "no-rm", Path: filepath.Join(dir, "no-rm.wasm"),
 		SHA256:  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-		Timeout: 250 * time.Millisecond, Memory: 16 << 20, FailurePolicy: "monitor", Layer: "team",
+		Timeout: 250 * time.Millisecond, Memory: 16 << 20, FailurePolicy: "monitor", Layer: "team", Isolation: "in-process",
 		File: filepath.Join(dir, "permhost.toml"), Key: "plugin[0]", Line: 11, ConfigLines: map[string]int{"paths": 20, "nested": 21}}
 	gotCfg := string(p.Config)
 	p.Config = nil

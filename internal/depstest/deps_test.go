@@ -26,8 +26,9 @@ var tiers = map[string]int{
 	"host":             2,
 	"builtin":          2,
 	"acp":              2,
-	"policy":           3,
-	"cmd/permhost":     4,
+	"internal/worker":  3, // a host.Decider in a child process
+	"policy":           4,
+	"cmd/permhost":     5,
 }
 
 // forbidden pairs within a tier or below that the tiers alone do not catch.

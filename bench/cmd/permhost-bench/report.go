@@ -227,10 +227,13 @@ func (r *report) markdown() string {
 	base := r.median("bench.Decide/permhost.ns/op")
 	for _, c := range []struct{ key, name string }{
 		{"permhost", "permhost host"},
+		{"permhost-process", fmt.Sprintf("permhost host behind the process wall (`isolation = \"process\"`: the same plugin and request through a worker child; the child spent %s µs of CPU per decision)",
+			r.cell("bench.Decide/permhost-process.child-cpu-µs/op", 1, "%.0f"))},
 		{"wazero-raw", "raw wazero call, close-on-context-done and a per-call `context.WithTimeout` (no encoding, no-op host functions)"},
 		{"extism", "stock Extism go-sdk `Plugin.Call` (no timeout)"},
 		{"extism-timeout", "stock Extism go-sdk `Plugin.Call` with `Manifest.Timeout` (1 s)"},
 		{"team-rules", "permhost host, `team-rules` example (3 MB Go plugin, real rules)"},
+		{"team-rules-process", "the same `team-rules` behind the process wall"},
 		{"hook-process", "process hook: a Go program started per decision (`bench/cmd/permhost-hook`)"},
 		{"hook-sh", "process hook: `/bin/sh -c 'cat >/dev/null; echo …'`"},
 	} {
@@ -261,6 +264,12 @@ func (r *report) markdown() string {
 
 	w("\n## Time to fallback, hostile fixtures (deadline 100 ms)\n\n")
 	w("`go test -bench ^BenchmarkFallback$ -benchtime 200x ./bench`: from the call until the host returns the failure that sends the decision to the builtin fallback. Goal for the fixtures that run until stopped: deadline + 2 ms.\n\n")
+	restarts, late := 0.0, 0.0
+	for _, f := range fallbackFixtures {
+		restarts += r.median("bench.FallbackProcess/" + f.name + ".restarts")
+		late += r.median("bench.FallbackProcess/" + f.name + ".late")
+	}
+	w("The process column is the same fixture behind the process wall (`isolation = \"process\"`, `BenchmarkFallbackProcess`): the parent answers by its own deadline (the plugin's plus 1 ms) whatever the child does. A child still silent 500 ms after a deadline is killed and replaced; a call that failed with it, or during its restart (fast, kind load), is not timed and the run waits for the replacement: %.0f such calls here. %.0f calls of fixtures that end before their deadline met it instead (a loaded machine); those are timed.\n\n", restarts, late)
 	w("| fixture | ends as | p50 (ms) | p99 (ms) | max (ms) | goal ≤ 102 ms at p99 | p99, process isolation (ms) |\n|---|---|---|---|---|---|---|\n")
 	for _, f := range fallbackFixtures {
 		k := "bench.Fallback/" + f.name

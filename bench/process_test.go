@@ -1,0 +1,165 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/worker"
+	"github.com/permhost/permhost/sandbox"
+)
+
+// loadProcess is load for a plugin behind the process wall: the same
+// options, in a worker child.
+func loadProcess(tb testing.TB, path string, config string, pool int) *worker.Plugin {
+	tb.Helper()
+	ctx := context.Background()
+	opts := host.Options{Path: path, CacheDir: cacheDir(tb), PoolSize: pool,
+		Limits: sandbox.Limits{Timeout: deadline}}
+	if config != "" {
+		opts.Config = json.RawMessage(config)
+	}
+	p, err := worker.Load(ctx, worker.Options{Plugin: opts})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { p.Close(ctx) })
+	return p
+}
+
+// timeToFallback times decide, which must fail with one of want, and
+// reports the p50, p99 and maximum in milliseconds. Behind the process
+// wall (serving not nil) a child silent past its grace is killed and
+// replaced: a call that fails with its death or its restart is counted
+// (restarts), not timed, and the loop waits, untimed, for the
+// replacement. A call of a fixture that fails fast in-process but met the
+// deadline here is timed and counted (late: a loaded machine).
+func timeToFallback(b *testing.B, name string, want []host.Kind, decide func() error, serving func() bool) {
+	var took []time.Duration
+	restarts, late := 0, 0
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		err := decide()
+		d := time.Since(start)
+		if serving != nil && (errors.Is(err, worker.ErrCrashed) || errors.Is(err, worker.ErrRestarting)) {
+			restarts++
+			b.StopTimer()
+			for end := time.Now().Add(time.Minute); !serving() && time.Now().Before(end); {
+				time.Sleep(time.Millisecond)
+			}
+			b.StartTimer()
+			continue
+		}
+		took = append(took, d)
+		var he *host.Error
+		if !errors.As(err, &he) {
+			b.Fatalf("%s decided: %v", name, err)
+		}
+		if he.Kind == host.KindTimeout && !slices.Contains(want, he.Kind) {
+			late++
+			continue
+		}
+		if !slices.Contains(want, he.Kind) {
+			b.Fatalf("%s failed with %s, want one of %v: %v", name, he.Kind, want, err)
+		}
+	}
+	ms := Millis(took)
+	b.ReportMetric(Percentile(ms, 50), "p50-ms")
+	b.ReportMetric(Percentile(ms, 99), "p99-ms")
+	b.ReportMetric(Percentile(ms, 100), "max-ms")
+	b.ReportMetric(float64(restarts), "restarts")
+	b.ReportMetric(float64(late), "late")
+}
+
+// decideLoopProcess is decideLoop for a plugin behind the process wall; it
+// also reports the CPU time its child spent per decision (the in-process
+// rows spend theirs in this process, where ns/op shows it).
+func decideLoopProcess(b *testing.B, decide func() error) {
+	b.Helper()
+	before := workerCPU()
+	decideLoop(b, decide)
+	b.StopTimer()
+	if after := workerCPU(); after > before {
+		b.ReportMetric(float64((after-before).Microseconds())/float64(b.N), "child-cpu-µs/op")
+	}
+}
+
+// workerCPU is the CPU time (user and system) of this process's plugin
+// worker children so far.
+func workerCPU() time.Duration {
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", os.Getpid()))
+	var ticks int64
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, pid := range strings.Fields(string(b)) {
+			cmd, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+			if !strings.Contains(string(cmd), worker.Command) {
+				continue
+			}
+			stat, _ := os.ReadFile("/proc/" + pid + "/stat")
+			s := string(stat)
+			fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+			if len(fields) > 12 {
+				u, _ := strconv.ParseInt(fields[11], 10, 64)
+				k, _ := strconv.ParseInt(fields[12], 10, 64)
+				ticks += u + k
+			}
+		}
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
+}
+
+// BenchmarkFallbackProcess is BenchmarkFallback behind the process wall
+// (`isolation = "process"`): the same fixtures in a worker child, where the
+// parent's own deadline answers whatever the child does.
+func BenchmarkFallbackProcess(b *testing.B) {
+	ctx := context.Background()
+	req := request1K(b)
+	for _, c := range fallbackCases {
+		b.Run(c.name, func(b *testing.B) {
+			p := loadProcess(b, fixture(b, c.name), "", 0)
+			timeToFallback(b, c.name, c.want, func() error { return p.Call(ctx, req).Err }, p.Serving)
+		})
+	}
+}
+
+// BenchmarkLoadFailureProcess is BenchmarkLoadFailure behind the process
+// wall: from worker.Load (the child's start, its handshake and the host's
+// load in it) until it fails; no child is left.
+func BenchmarkLoadFailureProcess(b *testing.B) {
+	ctx := context.Background()
+	for _, c := range LoadFailures {
+		b.Run(c.Name, func(b *testing.B) {
+			opts := loadFailureModule(b, c.Name)
+			opts.CacheDir, opts.Limits = "off", c.Limits
+			if opts.Limits.Timeout == 0 {
+				opts.Limits.Timeout = deadline
+			}
+			var took []time.Duration
+			b.ResetTimer()
+			for b.Loop() {
+				start := time.Now()
+				p, err := worker.Load(ctx, worker.Options{Plugin: opts})
+				took = append(took, time.Since(start))
+				var he *host.Error
+				if p != nil || !errors.As(err, &he) {
+					b.Fatalf("%s loaded (%v)", c.Name, err)
+				}
+			}
+			ms := Millis(took)
+			b.ReportMetric(Percentile(ms, 50), "p50-ms")
+			b.ReportMetric(Percentile(ms, 99), "p99-ms")
+			b.ReportMetric(Percentile(ms, 100), "max-ms")
+		})
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package worker
+
+const raceBuild = false
