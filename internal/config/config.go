@@ -144,6 +144,8 @@ type Config struct {
 	LogPath string
 	Plugins []Plugin
 	Bundles []Bundle
+	// Session is the [session] table, defaults applied.
+	Session Session
 }
 
 // Plugin is one [[plugin]] entry.
@@ -299,7 +301,9 @@ func parse(data []byte, name, dir, abs string) (*Config, error) {
 				cfg.Bundles = append(cfg.Bundles, c.bundle(fmt.Sprintf("%s[%d]", k, i), t))
 			}
 		},
+		"session": func(k string, v any) { c.session(k, v, &cfg.Session) },
 	})
+	sessionDefaults(&cfg.Session, len(cfg.Plugins)+len(cfg.Bundles) > 0)
 	seen := map[string]string{}
 	for i, p := range cfg.Plugins {
 		key := fmt.Sprintf("plugin[%d].name", i)
