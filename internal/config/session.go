@@ -62,9 +62,11 @@ func (s Session) OneTimeOnly() bool {
 func (c *checker) session(k string, v any, s *Session) {
 	s.Line = c.line(k)
 	c.table(k, c.asTable(k, v), map[string]func(string, any){
-		"modes":        func(k string, v any) { s.Modes = c.enum(k, v, ModesGovern, ModesPass) },
-		"allow_always": func(k string, v any) { s.AllowAlways = c.enum(k, v, AllowAlwaysPermhost, AllowAlwaysAgent, AllowAlwaysOff) },
-		"fs":           func(k string, v any) { s.FS = c.enum(k, v, FSGovern, FSPass) },
+		"modes": func(k string, v any) { s.Modes = c.enum(k, v, ModesGovern, ModesPass) },
+		"allow_always": func(k string, v any) {
+			s.AllowAlways = c.enum(k, v, AllowAlwaysPermhost, AllowAlwaysAgent, AllowAlwaysOff)
+		},
+		"fs": func(k string, v any) { s.FS = c.enum(k, v, FSGovern, FSPass) },
 		"deciding_words": func(k string, v any) {
 			list, ok := v.([]any)
 			if !ok {
