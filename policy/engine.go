@@ -16,6 +16,7 @@ import (
 	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/digest"
+	"github.com/permhost/permhost/internal/grants"
 	"github.com/permhost/permhost/sandbox"
 )
 
@@ -47,6 +48,9 @@ type Options struct {
 	// ReloadEvery is how often bundles are checked for changes on disk;
 	// 0 means every second, negative never.
 	ReloadEvery time.Duration
+	// Grants is the file of permhost's own grants ([session] allow_always
+	// permhost); "" means grants.DefaultPath.
+	Grants string
 }
 
 // source is one group of chain members: the configuration's own plugins,
@@ -74,6 +78,7 @@ type Engine struct {
 	cacheDir string
 	extra    []host.Member
 	state    *bundle.State
+	grants   *grants.Store // nil unless allow_always is permhost
 
 	ready chan struct{}
 	chain atomic.Pointer[host.Chain] // set before ready closes
@@ -134,6 +139,17 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		statePath = p
 	}
 	e.state = bundle.OpenState(statePath)
+	if cfg.Session.GrantsOn() {
+		path := opts.Grants
+		if path == "" {
+			p, err := grants.DefaultPath()
+			if err != nil {
+				return nil, fmt.Errorf("policy: %w", err)
+			}
+			path = p
+		}
+		e.grants = grants.Open(path)
+	}
 	e.sources = append(e.sources, &source{})
 	for i := range cfg.Bundles {
 		ref := &cfg.Bundles[i]

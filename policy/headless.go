@@ -131,7 +131,7 @@ func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, 
 	case berr != nil:
 		v = host.Verdict{Outcome: abi.OutcomeAsk, Fallback: "request not understood: " + berr.Error()}
 	default:
-		v = h.e.Run(ctx, req)
+		v = h.e.decide(ctx, req)
 	}
 	if ctx.Err() != nil || pastDeadline(ctx) {
 		return headlessDecision{decision: decision{entry: entry}, expired: true}
@@ -147,8 +147,10 @@ func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, 
 	}
 
 	why := undecidedWhy(v)
-	shown := shownOptions(req, v)
-	if h.askLeader(ctx, &d, req, v, shown, &why) {
+	shown, offers := h.e.personOptions(req, v)
+	// A leader chooses among the agent's own options: a grant is the
+	// local person's to record.
+	if h.askLeader(ctx, &d, req, v, withoutOffers(shown, offers), &why) {
 		return d
 	}
 	if ctx.Err() != nil || pastDeadline(ctx) {
@@ -193,6 +195,10 @@ func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, 
 		a := builtin.Headless(req.Options)
 		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, "no answer from the person: "+err.Error()
 		ph.setAnswer(&d.decision, req, a.OptionID, a.Cancelled)
+	case offeredIn(shown, id) && isOffer(offers, id):
+		d.entry.Person.Answer, d.entry.DecidedBy = id, ByPerson
+		offer, _ := offerOf(offers, id)
+		ph.grantChosen(req, offer, &d.decision)
 	case !offeredIn(shown, id):
 		d.entry.Person.Answer, d.entry.Person.Refused = id, true
 		a := builtin.Headless(req.Options)
