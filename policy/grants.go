@@ -159,17 +159,15 @@ func (e *Engine) personOptions(req abi.Request, v host.Verdict) ([]abi.Option, [
 	if _, ok := plainAllow(shown); !ok {
 		return shown, nil
 	}
-	offers := grants.Offers(withOptions(req, shown))
+	// req holds every option the agent offered: permhost's ids avoid
+	// those it does not show too.
+	offers := grants.Offers(req)
 	for _, o := range offers {
 		shown = append(shown, o.Option)
 	}
 	return shown, offers
 }
 
-func withOptions(req abi.Request, options []abi.Option) abi.Request {
-	req.Options = options
-	return req
-}
 
 func offerOf(offers []grants.Offer, id string) (grants.Offer, bool) {
 	i := slices.IndexFunc(offers, func(o grants.Offer) bool { return o.Option.OptionID == id })

@@ -528,3 +528,28 @@ func TestClaudeEditGrant(t *testing.T) {
 		t.Errorf("the agent got %s", got)
 	}
 }
+
+// TestGrantIDsAvoidTheAgents: an agent that offers permhost's own ids, even
+// as durable options the person does not see, keeps them: permhost's are
+// renamed, and an answer with the agent's id is not taken for a grant.
+func TestGrantIDsAvoidTheAgents(t *testing.T) {
+	a := recordedAgents[0]
+	params := strings.Replace(recordedParams(t, a.transcript, a.nth), `"optionId":"proceed_always"`, `"optionId":"permhost-grant-project"`, 1)
+	s := newGrantEngine(t, config.AllowAlwaysPermhost, "")
+	c := &fakeClient{answer: selects("permhost-grant-project")}
+	resp, err := s.engine.Handler().RequestPermission(context.Background(), a.request(t, params, ""), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, _, _ := shownTo(t, c.asked[0])
+	if !slices.Equal(ids, []string{"proceed_once", "cancel", "permhost-grant-session", "permhost-grant-project-2"}) {
+		t.Fatalf("shown %v", ids)
+	}
+	// The agent's (hidden) durable option was named: refused, not granted.
+	if got := resultOf(t, resp); got != `{"outcome":{"optionId":"cancel","outcome":"selected"}}` {
+		t.Errorf("the agent got %s", got)
+	}
+	if _, err := os.Stat(s.store); !os.IsNotExist(err) {
+		t.Errorf("a grant was stored: %v", err)
+	}
+}
