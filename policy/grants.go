@@ -168,7 +168,6 @@ func (e *Engine) personOptions(req abi.Request, v host.Verdict) ([]abi.Option, [
 	return shown, offers
 }
 
-
 func offerOf(offers []grants.Offer, id string) (grants.Offer, bool) {
 	i := slices.IndexFunc(offers, func(o grants.Offer) bool { return o.Option.OptionID == id })
 	if i < 0 {
