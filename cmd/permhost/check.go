@@ -111,18 +111,30 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if real, err := filepath.EvalSymlinks(tmp); err == nil {
 		tmp = real
 	}
-	agentErr := &limitedBuffer{max: 64 << 10}
+	// The agent writes its stderr to a file of its own, complete once it
+	// has exited, to be shown when it fails.
+	agentErr, err := os.CreateTemp("", "permhost-check-stderr-")
+	if err != nil {
+		fmt.Fprintln(stderr, "permhost check:", err)
+		return exitFail
+	}
+	defer os.Remove(agentErr.Name())
+	defer agentErr.Close()
 	agent, err := acp.StartAgent(acp.AgentConfig{Argv: argv, Dir: tmp, Stderr: agentErr})
 	if err != nil {
 		fmt.Fprintln(stderr, "permhost check: cannot start the agent:", err)
 		return exitUsage
 	}
 	defer agent.Close()
-	defer func() {
-		agent.Stdin().Close()
-		agent.Stop(2*time.Second, killGrace)
-		<-agent.Done()
-	}()
+	var stopOnce sync.Once
+	stop := func() {
+		stopOnce.Do(func() {
+			agent.Stdin().Close()
+			agent.Stop(2*time.Second, killGrace)
+			<-agent.Done()
+		})
+	}
+	defer stop()
 
 	cctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -130,7 +142,10 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	rep, err := c.check(cctx, tmp, session, !*noSwitch)
 	if err != nil {
 		fmt.Fprintln(stderr, "permhost check:", err)
-		if s := strings.TrimSpace(agentErr.String()); s != "" {
+		stop()
+		b := make([]byte, 64<<10)
+		n, _ := agentErr.ReadAt(b, 0)
+		if s := strings.TrimSpace(string(b[:n])); s != "" {
 			fmt.Fprintf(stderr, "the agent's stderr:\n%s\n", s)
 		}
 		return exitFail
@@ -399,26 +414,4 @@ func printCheck(w io.Writer, r checkReport) {
 			fmt.Fprintf(w, "[session] modes is %q here: set modes = \"govern\" (the default once a plugin is configured) for permhost to move each new session to %s\n", r.Govern, r.Target)
 		}
 	}
-}
-
-// limitedBuffer keeps the first max bytes written to it.
-type limitedBuffer struct {
-	mu  sync.Mutex
-	b   bytes.Buffer
-	max int
-}
-
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if room := l.max - l.b.Len(); room > 0 {
-		l.b.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func (l *limitedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
