@@ -473,23 +473,28 @@ func (d Decision) Validate(options []Option) error {
 }
 
 // Option returns the offered option d chooses, and false when it chooses
-// none: allow once takes the first allow_once option and allow always the
-// first allow_always (never a wider one); reject always takes the first
-// reject_always, else the first reject_once; reject once takes the first
-// reject_once only, so that a one-time reject never becomes a durable one; select
-// takes the option with its id. Cancel, ask and abstain choose none; a reject
+// none. Allow once picks among the allow_once options, allow always among
+// the allow_always ones, never a wider kind; reject always picks a
+// reject_always option, else falls back to reject once; reject once picks
+// among the reject_once options only, so that a one-time reject never
+// becomes a durable one. Among the options of that kind a plain one (not
+// durable) wins, a durable one is picked only when every option of the kind
+// is durable (as in a switch_mode request), and one whose changes could not
+// be validated (Changes.Known false: it may change anything) is never
+// picked this way; the agent's order breaks ties. Select takes the option
+// with its id, whatever it is. Cancel, ask and abstain choose none; a reject
 // that finds no option is answered "cancelled".
 func (d Decision) Option(options []Option) (Option, bool) {
 	switch d.Outcome {
 	case OutcomeAllow:
-		return firstOfKind(options, allowKind(d.scope()))
+		return narrowestOfKind(options, allowKind(d.scope()))
 	case OutcomeReject:
 		if d.scope() == ScopeAlways {
-			if o, ok := firstOfKind(options, OptionRejectAlways); ok {
+			if o, ok := narrowestOfKind(options, OptionRejectAlways); ok {
 				return o, true
 			}
 		}
-		return firstOfKind(options, OptionRejectOnce)
+		return narrowestOfKind(options, OptionRejectOnce)
 	case OutcomeSelect:
 		for _, o := range options {
 			if o.OptionID == d.OptionID {
@@ -514,11 +519,24 @@ func allowKind(s Scope) string {
 	return OptionAllowOnce
 }
 
-func firstOfKind(options []Option, kind string) (Option, bool) {
-	for _, o := range options {
-		if o.Kind == kind {
+// narrowestOfKind returns the first plain option of kind, else the first
+// durable one whose effect is known, else none. The host's own chooser
+// (internal/answer) follows the same rules; a test holds them equal.
+func narrowestOfKind(options []Option, kind string) (Option, bool) {
+	durable := -1
+	for i, o := range options {
+		switch {
+		case o.Kind != kind:
+		case o.Changes != nil && !o.Changes.Known:
+			// May change anything: only a select names it.
+		case !o.Durable && o.Changes == nil && (kind == OptionAllowOnce || kind == OptionRejectOnce):
 			return o, true
+		case durable < 0:
+			durable = i
 		}
 	}
-	return Option{}, false
+	if durable < 0 {
+		return Option{}, false
+	}
+	return options[durable], true
 }

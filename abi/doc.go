@@ -9,11 +9,12 @@
 //   - permhost_abi: sets {"major":1,"minor":N} ([Version]) as its output.
 //   - permhost_describe (optional): sets a JSON [Info] as its output.
 //
-// This is the only permhost package with a compatibility promise: fields are
-// only ever added, never renamed or removed, within a major version. 1.1
-// added [Action] (what a call does, the same whichever agent asks),
-// Session.Home, Peer.Profile, Option.Grants and the Pipeline, Stage and
-// Source of each shell [Command]; a 1.1 host runs 1.0 plugins unchanged. It uses
+// This package and plugins/pdk are the only permhost packages with a
+// compatibility promise: fields are only ever added, never renamed or
+// removed, within a major version. 1.1 added [Action] (what a call does, the
+// same whichever agent asks), Session.Home, Peer.Profile, Option.Grants and
+// the Pipeline, Stage and Source of each shell [Command]; a 1.1 host runs 1.0
+// plugins unchanged. It uses
 // the standard library only and builds for GOOS=wasip1 so that Go plugins can
 // import it. docs/abi.md describes the same contract for authors in other
 // languages; request.schema.json and decision.schema.json are its JSON Schema,

@@ -401,15 +401,18 @@ func BenchmarkFallback(b *testing.B) {
 	}{
 		{"infinite_loop", []host.Kind{host.KindTimeout}},
 		{"call_tree", []host.Kind{host.KindTimeout}},
-		// A stack overflow trap when the machine is quick enough to reach
-		// wazero's stack ceiling before the deadline.
-		{"deep_recursion", []host.Kind{host.KindTimeout, host.KindTrap}},
+		// The call-depth bound (a timeout only if the machine stalls).
+		{"deep_recursion", []host.Kind{host.KindTrap, host.KindTimeout}},
 		// Late memory.grow calls near the cap can be overtaken by the deadline.
 		{"memory_grow", []host.Kind{host.KindMemory, host.KindTimeout}},
 		{"log_flood", []host.Kind{host.KindTimeout}},
 		{"huge_output", []host.Kind{host.KindOutputTooLarge}},
 		{"invalid_json", []host.Kind{host.KindBadOutput}},
 		{"unreachable", []host.Kind{host.KindTrap}},
+		{"table_grow", []host.Kind{host.KindTrap}},
+		{"fd_write_iovecs", []host.Kind{host.KindTimeout}},
+		{"random_get_loop", []host.Kind{host.KindTimeout}},
+		{"duplicate_key", []host.Kind{host.KindBadOutput}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			p := load(b, fixture(b, c.name), "", 0)

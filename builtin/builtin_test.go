@@ -34,6 +34,14 @@ var (
 		{OptionID: "allow-once", Kind: abi.OptionAllowOnce},
 		{OptionID: "deny", Kind: abi.OptionRejectOnce},
 	}
+	// Changes that failed validation may change anything; the agent lists
+	// them first.
+	mayChangeAnything = []abi.Option{
+		{OptionID: "allow-and-more", Kind: abi.OptionAllowOnce, Durable: true, Changes: &abi.ChangeSet{Known: false}},
+		{OptionID: "deny-and-more", Kind: abi.OptionRejectOnce, Durable: true, Changes: &abi.ChangeSet{Known: false}},
+		{OptionID: "allow-once", Kind: abi.OptionAllowOnce},
+		{OptionID: "deny", Kind: abi.OptionRejectOnce},
+	}
 )
 
 func ids(opts []abi.Option) []string {
@@ -54,6 +62,7 @@ func TestPersonOptions(t *testing.T) {
 		{"codex drops the execpolicy amendment", codex, []string{"approved", "abort"}},
 		{"switch_mode offers nothing", exitPlan, nil},
 		{"only durable offers nothing", onlyDurable, nil},
+		{"an option that may change anything is dropped", mayChangeAnything, []string{"allow-once", "deny"}},
 		{"allow_once with changes is dropped", describedOnce, []string{"allow-once", "deny"}},
 		{"no options", nil, nil},
 	}
@@ -78,6 +87,8 @@ func TestHeadlessNeverAllows(t *testing.T) {
 		{"exit plan mode keeps planning", exitPlan, builtin.Answer{OptionID: "plan"}},
 		{"reject_always is not chosen", onlyDurable, builtin.Answer{Cancelled: true}},
 		{"nothing offered", nil, builtin.Answer{Cancelled: true}},
+		{"a plain reject before one that may change anything", mayChangeAnything, builtin.Answer{OptionID: "deny"}},
+		{"a reject that may change anything is never chosen", mayChangeAnything[:2], builtin.Answer{Cancelled: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,17 +102,6 @@ func TestHeadlessNeverAllows(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestPermitted(t *testing.T) {
-	for _, tt := range []struct {
-		id   string
-		want bool
-	}{{"allow", true}, {"reject", true}, {"allow_always", false}, {"made-up", false}, {"", false}} {
-		if got := builtin.Permitted(claude, tt.id); got != tt.want {
-			t.Errorf("Permitted(%q) = %v, want %v", tt.id, got, tt.want)
-		}
 	}
 }
 

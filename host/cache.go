@@ -3,6 +3,7 @@ package host
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,6 +33,12 @@ const manifestName = "permhost.sum"
 // without the current one is from an older permhost and is cleared.
 const instrumentedName = "instrumented-v" + sandbox.InstrumentVersion + ".wasm"
 
+// shapeName is the entry's file holding the module's sandbox.Shape (JSON),
+// what the load-time verifier counted: a warm load checks it against the
+// limits instead of reading the module again. It is a function of the
+// module alone; the name's version changes with the Shape's fields.
+const shapeName = "shape-v1.json"
+
 // compileCache is the on-disk compile cache entry of one module.
 type compileCache struct {
 	dir    string // <root>/<module sha256>
@@ -42,6 +49,9 @@ type compileCache struct {
 	// instrumented is the verified instrumented module, nil when the entry
 	// has none yet.
 	instrumented []byte
+	// shape is the verified shape of the module, nil when the entry has
+	// none yet.
+	shape *sandbox.Shape
 }
 
 type fileStamp struct {
@@ -95,7 +105,8 @@ func openCache(root, sha string, logger *slog.Logger) (*compileCache, error) {
 	if err := ensurePrivateDir(dir); err != nil {
 		return nil, err
 	}
-	verified, instrumented, err := verifyEntry(dir)
+	verified, kept, err := verifyEntry(dir)
+	instrumented := kept[instrumentedName]
 	if err == nil && instrumented == nil && len(verified) > 0 {
 		// Compiled from another rewrite of the module: of no further use.
 		verified, err = nil, errStale
@@ -115,7 +126,16 @@ func openCache(root, sha string, logger *slog.Logger) (*compileCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCacheDir, err)
 	}
-	return &compileCache{dir: dir, wazero: wc, verified: verified, instrumented: instrumented}, nil
+	c := &compileCache{dir: dir, wazero: wc, verified: verified, instrumented: instrumented}
+	if b := kept[shapeName]; b != nil {
+		var shape sandbox.Shape
+		// Written by us and verified against the manifest; an unreadable
+		// one is only measured again.
+		if json.Unmarshal(b, &shape) == nil {
+			c.shape = &shape
+		}
+	}
+	return c, nil
 }
 
 var errStale = errors.New("entry of an older instrumentation")
@@ -123,7 +143,22 @@ var errStale = errors.New("entry of an older instrumentation")
 // keepInstrumented stores the instrumented module in the entry; seal then
 // lists it in the manifest.
 func (c *compileCache) keepInstrumented(b []byte) error {
-	tmp, err := os.CreateTemp(c.dir, instrumentedName+".*.part")
+	return c.keep(instrumentedName, b)
+}
+
+// keepShape stores the module's shape in the entry; seal then lists it in
+// the manifest.
+func (c *compileCache) keepShape(s sandbox.Shape) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	return c.keep(shapeName, b)
+}
+
+// keep writes b as the entry's file name, atomically.
+func (c *compileCache) keep(name string, b []byte) error {
+	tmp, err := os.CreateTemp(c.dir, name+".*.part")
 	if err != nil {
 		return err
 	}
@@ -135,7 +170,7 @@ func (c *compileCache) keepInstrumented(b []byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), filepath.Join(c.dir, instrumentedName))
+	return os.Rename(tmp.Name(), filepath.Join(c.dir, name))
 }
 
 // ensurePrivateDir creates dir (mode 0700) if needed and checks that it is a
@@ -216,9 +251,10 @@ func readManifest(dir string) (map[string]string, error) {
 }
 
 // verifyEntry checks every file of the entry against its manifest and
-// returns their stamps, and the instrumented module's bytes as verified
-// (nil if the entry has none). An empty entry is valid.
-func verifyEntry(dir string) (map[string]fileStamp, []byte, error) {
+// returns their stamps, and the bytes, as verified, of the files of ours
+// that a load reads (the instrumented module and the shape; absent from the
+// map if the entry has none). An empty entry is valid.
+func verifyEntry(dir string) (map[string]fileStamp, map[string][]byte, error) {
 	names, err := entryFiles(dir)
 	if err != nil {
 		return nil, nil, err
@@ -237,14 +273,15 @@ func verifyEntry(dir string) (map[string]fileStamp, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var instrumented []byte
+	kept := map[string][]byte{}
 	for _, n := range names {
 		path := filepath.Join(dir, filepath.FromSlash(n))
 		var sum string
-		if n == instrumentedName {
+		if n == instrumentedName || n == shapeName {
 			// Hashed as read, so that what is used is what was verified.
-			if instrumented, err = os.ReadFile(path); err == nil {
-				sum = digest.Bytes(instrumented)
+			var b []byte
+			if b, err = os.ReadFile(path); err == nil {
+				sum, kept[n] = digest.Bytes(b), b
 			}
 		} else {
 			sum, err = digest.File(path)
@@ -256,7 +293,7 @@ func verifyEntry(dir string) (map[string]fileStamp, []byte, error) {
 			return nil, nil, fmt.Errorf("%s: checksum mismatch", n)
 		}
 	}
-	return st, instrumented, nil
+	return st, kept, nil
 }
 
 // seal writes the manifest of the entry after a compile, when the compile

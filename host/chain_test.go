@@ -195,3 +195,222 @@ func TestNewChainValidates(t *testing.T) {
 		}
 	}
 }
+
+// decider is a Decider made of a function.
+type decider func(ctx context.Context, req abi.Request) host.Result
+
+func (f decider) Call(ctx context.Context, req abi.Request) host.Result { return f(ctx, req) }
+
+// A context that ends mid-chain makes the outcome cancel: an admin's allow
+// does not survive the team's reject that was skipped.
+func TestChainCancelledMidChainIsCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	admin := decider(func(context.Context, abi.Request) host.Result {
+		cancel() // the turn is cancelled while the admin plugin runs
+		return host.Result{Decision: abi.Decision{Outcome: abi.OutcomeAllow}}
+	})
+	team := says("reject")
+	c, err := host.NewChain(host.ChainOptions{Members: []host.Member{
+		{Name: "team", Layer: "team", Policy: "closed", Plugin: team},
+		{Name: "admin", Layer: "admin", Policy: "closed", Plugin: admin},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := c.Run(ctx, abi.Request{Options: claudeOptions})
+	if v.Outcome != abi.OutcomeCancel || v.OptionID != "" || v.DecidedBy != "" {
+		t.Fatalf("verdict = %s %q by %q, want cancel", v.Outcome, v.OptionID, v.DecidedBy)
+	}
+	if team.calls.Load() != 0 || v.Votes[1].Plugin != "team" || v.Votes[1].Skipped != "cancelled" {
+		t.Fatalf("team ran %d times, vote %+v", team.calls.Load(), v.Votes[1])
+	}
+	if v.Votes[0].Decision.Outcome != abi.OutcomeAllow {
+		t.Errorf("the admin's vote is still recorded: %+v", v.Votes[0])
+	}
+}
+
+// A member that panics has failed (trap); the chain goes on and its
+// failure policy applies.
+func TestChainPanickingMember(t *testing.T) {
+	panics := decider(func(context.Context, abi.Request) host.Result { panic("plugin bug") })
+	for _, tt := range []struct {
+		policy   host.FailurePolicy
+		outcome  abi.Outcome
+		fallback bool
+	}{
+		{"closed", abi.OutcomeAsk, true},
+		{"abstain", abi.OutcomeAllow, false},
+	} {
+		t.Run(string(tt.policy), func(t *testing.T) {
+			after := says("allow")
+			c, _ := host.NewChain(host.ChainOptions{Members: []host.Member{
+				{Name: "panics", Layer: "admin", Policy: tt.policy, Plugin: panics},
+				{Name: "after", Layer: "user", Policy: "closed", Plugin: after},
+			}})
+			v := c.Run(context.Background(), abi.Request{Options: claudeOptions})
+			if v.Outcome != tt.outcome || (v.Fallback != "") != tt.fallback {
+				t.Fatalf("verdict = %s (fallback %q)", v.Outcome, v.Fallback)
+			}
+			if host.KindOf(v.Votes[0].Err) != host.KindTrap || !errors.Is(v.Votes[0].Err, host.ErrPanicked) ||
+				!strings.Contains(v.Votes[0].Err.Error(), "plugin bug") {
+				t.Fatalf("vote of the panicking member: %+v", v.Votes[0])
+			}
+			if after.calls.Load() != 1 {
+				t.Fatal("the chain stopped at the panic")
+			}
+		})
+	}
+	t.Run("counts towards quarantine", func(t *testing.T) {
+		c, _ := host.NewChain(host.ChainOptions{QuarantineAfter: 2, Members: []host.Member{{Name: "panics", Layer: "user", Policy: "abstain", Plugin: panics}}})
+		c.Run(context.Background(), abi.Request{})
+		c.Run(context.Background(), abi.Request{})
+		if v := c.Run(context.Background(), abi.Request{}); v.Votes[0].Skipped != "quarantined" {
+			t.Fatalf("third vote %+v, want quarantined", v.Votes[0])
+		}
+	})
+}
+
+// loadingFake is a member whose plugin loads until the test says so.
+type loadingFake struct {
+	fake
+	done  chan struct{}
+	until time.Time
+	asked chan struct{} // receives when the chain asks whether it loaded
+}
+
+func newLoading(d abi.Decision, until time.Time) *loadingFake {
+	return &loadingFake{fake: fake{d: d}, done: make(chan struct{}), until: until, asked: make(chan struct{}, 16)}
+}
+
+func (l *loadingFake) Loaded() (<-chan struct{}, time.Time) {
+	select {
+	case l.asked <- struct{}{}:
+	default:
+	}
+	return l.done, l.until
+}
+
+func (l *loadingFake) Plugin() *host.Plugin { return nil }
+
+func runAsync(c *host.Chain, ctx context.Context, opts []abi.Option) chan host.Verdict {
+	ch := make(chan host.Verdict, 1)
+	go func() { ch <- c.Run(ctx, abi.Request{Options: opts}) }()
+	return ch
+}
+
+func wait(t *testing.T, ch chan host.Verdict) host.Verdict {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return")
+		return host.Verdict{}
+	}
+}
+
+func TestChainReadinessPerMember(t *testing.T) {
+	never := time.Now().Add(time.Hour) // a load that does not end in the test
+	t.Run("a ready reject answers without waiting for a loading member", func(t *testing.T) {
+		slow := newLoading(abi.Decision{Outcome: abi.OutcomeAllow}, never)
+		c, _ := host.NewChain(host.ChainOptions{Members: []host.Member{
+			{Name: "slow", Layer: "admin", Policy: "closed", Plugin: slow},
+			{Name: "no", Layer: "user", Policy: "closed", Plugin: says("reject")},
+		}})
+		v := wait(t, runAsync(c, context.Background(), claudeOptions))
+		if v.Outcome != abi.OutcomeReject || v.DecidedBy != "no" || v.Fallback != "" {
+			t.Fatalf("verdict = %s by %q (fallback %q)", v.Outcome, v.DecidedBy, v.Fallback)
+		}
+		if v.Votes[0].Skipped != "a reject is final" || slow.calls.Load() != 0 {
+			t.Fatalf("loading member: %+v, called %d", v.Votes[0], slow.calls.Load())
+		}
+	})
+	t.Run("a member that loads later decides without waiting for one before it", func(t *testing.T) {
+		stuck := newLoading(abi.Decision{Outcome: abi.OutcomeAllow}, never)
+		later := newLoading(abi.Decision{Outcome: abi.OutcomeReject}, never)
+		c, _ := host.NewChain(host.ChainOptions{Members: []host.Member{
+			{Name: "stuck", Layer: "admin", Policy: "closed", Plugin: stuck},
+			{Name: "later", Layer: "user", Policy: "closed", Plugin: later},
+		}})
+		ch := runAsync(c, context.Background(), claudeOptions)
+		<-later.asked
+		<-later.asked
+		close(later.done)
+		v := wait(t, ch)
+		if v.Outcome != abi.OutcomeReject || v.DecidedBy != "later" || v.Votes[0].Skipped != "a reject is final" || stuck.calls.Load() != 0 {
+			t.Fatalf("verdict = %s by %q, votes %+v", v.Outcome, v.DecidedBy, v.Votes)
+		}
+	})
+	t.Run("an allow waits for the loading member, which then decides", func(t *testing.T) {
+		slow := newLoading(abi.Decision{Outcome: abi.OutcomeReject, Reason: "loaded and said no"}, never)
+		yes := says("allow")
+		c, _ := host.NewChain(host.ChainOptions{Members: []host.Member{
+			{Name: "slow", Layer: "admin", Policy: "closed", Plugin: slow},
+			{Name: "yes", Layer: "user", Policy: "closed", Plugin: yes},
+		}})
+		ch := runAsync(c, context.Background(), claudeOptions)
+		<-slow.asked // passed over while loading
+		<-slow.asked // waited for
+		if yes.calls.Load() != 1 {
+			t.Fatal("the ready member did not run first")
+		}
+		select {
+		case v := <-ch:
+			t.Fatalf("decided %s while a member was loading within its budget", v.Outcome)
+		default:
+		}
+		close(slow.done)
+		v := wait(t, ch)
+		if v.Outcome != abi.OutcomeReject || v.DecidedBy != "slow" || slow.calls.Load() != 1 {
+			t.Fatalf("verdict = %s by %q, slow called %d", v.Outcome, v.DecidedBy, slow.calls.Load())
+		}
+	})
+	for _, tt := range []struct {
+		policy   host.FailurePolicy
+		outcome  abi.Outcome
+		fallback bool
+	}{
+		{"closed", abi.OutcomeAsk, true},
+		{"abstain", abi.OutcomeAllow, false},
+	} {
+		t.Run("past its load budget it counts as failed: "+string(tt.policy), func(t *testing.T) {
+			late := newLoading(abi.Decision{Outcome: abi.OutcomeAllow}, time.Now().Add(-time.Second))
+			c, _ := host.NewChain(host.ChainOptions{Members: []host.Member{
+				{Name: "late", Layer: "admin", Policy: tt.policy, Plugin: late},
+				{Name: "yes", Layer: "user", Policy: "closed", Plugin: says("allow")},
+			}})
+			v := wait(t, runAsync(c, context.Background(), claudeOptions))
+			if v.Outcome != tt.outcome || (v.Fallback != "") != tt.fallback {
+				t.Fatalf("verdict = %s (fallback %q)", v.Outcome, v.Fallback)
+			}
+			if host.KindOf(v.Votes[0].Err) != host.KindLoad || !errors.Is(v.Votes[0].Err, host.ErrStillLoading) || late.calls.Load() != 0 {
+				t.Fatalf("late member: %+v, called %d", v.Votes[0], late.calls.Load())
+			}
+		})
+	}
+	t.Run("cancelled while waiting", func(t *testing.T) {
+		slow := newLoading(abi.Decision{Outcome: abi.OutcomeAllow}, never)
+		c, _ := host.NewChain(host.ChainOptions{Members: []host.Member{
+			{Name: "yes", Layer: "admin", Policy: "closed", Plugin: says("allow")},
+			{Name: "slow", Layer: "user", Policy: "closed", Plugin: slow},
+		}})
+		ctx, cancel := context.WithCancel(context.Background())
+		ch := runAsync(c, ctx, claudeOptions)
+		<-slow.asked
+		<-slow.asked
+		cancel()
+		v := wait(t, ch)
+		if v.Outcome != abi.OutcomeCancel || v.Votes[1].Skipped != "cancelled" {
+			t.Fatalf("verdict = %s, votes %+v", v.Outcome, v.Votes)
+		}
+	})
+	t.Run("a loaded member runs in its place", func(t *testing.T) {
+		ready := newLoading(abi.Decision{Outcome: abi.OutcomeAllow}, never)
+		close(ready.done)
+		c, _ := host.NewChain(host.ChainOptions{Members: []host.Member{{Name: "ready", Layer: "user", Policy: "closed", Plugin: ready}}})
+		if v := c.Run(context.Background(), abi.Request{Options: claudeOptions}); v.Outcome != abi.OutcomeAllow || ready.calls.Load() != 1 {
+			t.Fatalf("verdict = %s", v.Outcome)
+		}
+	})
+}

@@ -11,8 +11,9 @@ type Kind string
 
 // Kinds of failure.
 const (
-	// KindLoad: the module could not be read, pinned, compiled or
-	// instantiated.
+	// KindLoad: the module could not be read, pinned, verified (it is over
+	// a load-time limit), compiled or instantiated (its start function
+	// failed), or making it ready took longer than its budget.
 	KindLoad Kind = "load"
 	// KindABI: the module does not speak a compatible permhost ABI (wrong
 	// permhost_abi version, or a missing or mistyped export).
@@ -74,7 +75,18 @@ var (
 	ErrBadOptions = errors.New("host: bad options")
 	// ErrCacheDir: the compile cache directory is not safe to use.
 	ErrCacheDir = errors.New("host: unsafe compile cache directory")
+	// ErrCompileTimeout: compiling the module took longer than
+	// sandbox.Limits.CompileTimeout; the compile was abandoned.
+	ErrCompileTimeout = errors.New("host: compile timed out")
+	// ErrAbandoned: Close gave up waiting for guests still running after
+	// its grace; they end at their next deadline check, unwatched.
+	ErrAbandoned = errors.New("host: guests abandoned at close")
 )
+
+// errPanic is wrapped by the error of a panic in the host's own code
+// around a plugin (a bug, or wazero's): the plugin fails, the process
+// does not.
+var errPanic = errors.New("host: internal panic")
 
 // KindOf returns the kind of err when it is or wraps an [*Error], and "" when
 // it is not.

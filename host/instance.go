@@ -30,19 +30,23 @@ type instance struct {
 
 	stack []uint64 // the results of a call; one i32
 	cc    callCtx
+	// stdio carries the instance's stdout and stderr writers for the
+	// sandbox's fd_write; callCtx.Value consults it.
+	stdio context.Context
 
 	// Per-call state, reset by begin.
-	input    inputBuffer
-	enc      *json.Encoder
-	arena    arena
-	inputOff uint64 // the input's block, made on the first input_offset
-	outOff   uint64
-	outLen   uint64
-	outSet   bool
-	errMsg   []byte
-	errSet   bool
-	vars     []variable
-	varBytes int
+	input      inputBuffer
+	enc        *json.Encoder
+	arena      arena
+	inputOff   uint64 // the input's block, made on the first input_offset
+	outOff     uint64
+	outLen     uint64
+	outSet     bool
+	errMsg     []byte
+	errSet     bool
+	arenaBytes uint64 // the arena capacity recorded in the memory budget
+	vars       []variable
+	varBytes   int
 
 	collectLogs bool
 	warming     bool // the warm-up call: its logs are dropped
@@ -94,18 +98,37 @@ func (w streamWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// newInstance instantiates p's module and looks up its exports.
+// newInstance instantiates p's module and looks up its exports. The
+// module's start function runs inside instantiation, instrumented like any
+// function and bounded by Limits.InitTimeout; it may use the Extism kernel
+// and write to stdout and stderr (logged like a call's output).
 func (p *Plugin) newInstance(ctx context.Context) (*instance, *Error) {
 	inst := &instance{plugin: p, stack: make([]uint64, 1)}
 	inst.cc.inst = inst
+	inst.stdio = sandbox.WithStdio(context.Background(), streamWriter{inst, "stdout"}, streamWriter{inst, "stderr"})
 	inst.enc = json.NewEncoder(&inst.input)
 	inst.enc.SetEscapeHTML(false)
-	cfg := sandbox.ModuleConfig(streamWriter{inst, "stdout"}, streamWriter{inst, "stderr"}).
+	cfg := sandbox.ModuleConfig().
 		WithName("").        // anonymous, so that one runtime can hold many instances
 		WithStartFunctions() // the pool runs _initialize under the init budget
-	mod, err := p.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, memoryAllocator), p.compiled, cfg)
+	ictx, cancel := context.WithTimeout(ctx, p.limits.InitTimeout)
+	defer cancel()
+	inst.cc.Context = experimental.WithMemoryAllocator(ictx, memoryAllocator)
+	inst.input = inst.input[:0]
+	inst.begin(false)
+	mod, err := p.rt.InstantiateModule(&inst.cc, p.compiled, cfg)
+	inst.cc.Context = nil
+	inst.sealLogs()
 	if err != nil {
-		return nil, p.fail(KindLoad, fmt.Errorf("instantiate: %w", err))
+		if ctx.Err() != nil {
+			return nil, p.fail(KindCancelled, fmt.Errorf("instantiate: %w", ctx.Err()))
+		}
+		// The guest's poll reads the clock against the context's deadline
+		// before the context's own timer fires.
+		if dl, _ := ictx.Deadline(); !time.Now().Before(dl) {
+			return nil, p.fail(KindLoad, fmt.Errorf("instantiate: the start function ran past Limits.InitTimeout (%v): %w", p.limits.InitTimeout, &trapError{err: err}))
+		}
+		return nil, p.fail(KindLoad, fmt.Errorf("instantiate: %w", &trapError{err: err}))
 	}
 	inst.mod = mod
 	inst.work, inst.done = make(chan struct{}), make(chan struct{}, 1)
@@ -195,6 +218,9 @@ func (inst *instance) encode(req *abi.Request) error {
 // begin resets the per-call state.
 func (inst *instance) begin(collectLogs bool) {
 	inst.arena.reset()
+	if inst.mod != nil {
+		inst.accountArena(inst.mod)
+	}
 	inst.inputOff = 0
 	inst.outOff, inst.outLen, inst.outSet = 0, 0, false
 	inst.errMsg, inst.errSet = inst.errMsg[:0], false
@@ -251,7 +277,7 @@ func (inst *instance) exec(ctx context.Context, fn api.Function, budget time.Dur
 	inst.cc.Context = ctx
 	inst.fn, inst.budget = fn, budget
 	if p.onCallersGoroutine {
-		inst.invoke()
+		inst.invokeRecovered()
 		inst.cc.Context = nil
 		inst.sealLogs()
 		return inst.failure(inst.callErr, inst.stopErr)
@@ -277,7 +303,7 @@ func (inst *instance) exec(ctx context.Context, fn api.Function, budget time.Dur
 // serve runs the instance's calls until work is closed.
 func (inst *instance) serve() {
 	for range inst.work {
-		inst.invoke()
+		inst.invokeRecovered()
 		inst.done <- struct{}{}
 	}
 	if inst.abandoned.Load() {
@@ -285,6 +311,17 @@ func (inst *instance) serve() {
 		_ = inst.mod.Close(context.Background())
 		inst.plugin.retire()
 	}
+}
+
+// invokeRecovered is invoke with a panic (wazero turns the guest's own
+// into errors; this is for the host's and wazero's) made the call's error.
+func (inst *instance) invokeRecovered() {
+	defer func() {
+		if r := recover(); r != nil {
+			inst.callErr, inst.stopErr = fmt.Errorf("%w: %v", errPanic, r), nil
+		}
+	}()
+	inst.invoke()
 }
 
 // invoke is one call on the instance's goroutine.
@@ -339,10 +376,10 @@ func (inst *instance) failure(callErr, stopErr error) *Error {
 }
 
 // atMemoryCap reports whether the plugin's memory cannot grow by another
-// page: a trap there almost always follows a failed memory.grow.
+// page: a trap there almost always follows a failed memory.grow. A module
+// without linear memory is at its cap when its tables and the arena are.
 func (inst *instance) atMemoryCap() bool {
-	m := inst.mod.Memory()
-	return m != nil && uint64(m.Size())+65536 > inst.plugin.limits.MemoryBytes
+	return inst.mod != nil && sandbox.MemoryInUse(inst.mod)+sandbox.WasmPageSize > inst.plugin.limits.MemoryBytes
 }
 
 // trapError shows the first line of a wazero error (the trap itself) and

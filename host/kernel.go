@@ -9,6 +9,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/permhost/permhost/sandbox"
 )
 
 // extismModule is the import module of every Extism PDK.
@@ -70,6 +72,9 @@ func (c *callCtx) Value(key any) any {
 	if key == (callCtxKey{}) {
 		return c.inst
 	}
+	if v := c.inst.stdio.Value(key); v != nil {
+		return v
+	}
 	return c.Context.Value(key)
 }
 
@@ -113,7 +118,7 @@ func (a *arena) reset() {
 }
 
 // alloc returns the offset of a new zeroed block of n bytes, or a fault
-// when the arena would grow past limit.
+// when the arena would grow past limit bytes of capacity.
 func (a *arena) alloc(n, limit uint64) (uint64, *kernelFault) {
 	if n == 0 {
 		return 0, nil
@@ -124,7 +129,8 @@ func (a *arena) alloc(n, limit uint64) (uint64, *kernelFault) {
 		return 0, fault(KindMemory, "alloc of %d bytes exceeds the memory limit", n)
 	}
 	if end > uint64(cap(a.mem)) {
-		grown := make([]byte, end, max(end, 2*uint64(cap(a.mem))))
+		// Doubling, but never past the limit: the capacity is what counts.
+		grown := make([]byte, end, min(max(end, 2*uint64(cap(a.mem))), limit))
 		copy(grown, a.mem)
 		a.mem = grown
 	} else {
@@ -195,27 +201,57 @@ func (a *arena) span(off, n uint64) ([]byte, bool) {
 }
 
 // store copies b into a new block.
-func (inst *instance) store(b []byte) uint64 {
-	off, f := inst.arena.alloc(uint64(len(b)), inst.arenaLimit())
-	if f != nil {
-		panic(f)
-	}
+func (inst *instance) store(ctx context.Context, mod api.Module, b []byte) uint64 {
+	off := inst.alloc(ctx, mod, uint64(len(b)))
 	copy(inst.arena.mem[off:], b)
 	return off
 }
 
-// arenaLimit is what the arena may grow to: the arena counts against the
-// same memory limit as the plugin's linear memory.
-func (inst *instance) arenaLimit() uint64 {
-	limit := inst.plugin.limits.MemoryBytes
-	if m := inst.mod.Memory(); m != nil {
-		used := uint64(m.Size())
-		if used >= limit {
-			return 0
-		}
-		limit -= used
+// alloc is the kernel's alloc: a zeroed block of n bytes, charged to the
+// guest's budget (it costs a clear and maybe a copy of the arena), within
+// the memory budget.
+func (inst *instance) alloc(ctx context.Context, mod api.Module, n uint64) uint64 {
+	charge(ctx, mod, n>>bulkShift)
+	grew := uint64(cap(inst.arena.mem))
+	off, f := inst.arena.alloc(n, inst.arenaLimit(mod))
+	if f != nil {
+		panic(f)
 	}
-	return limit
+	if uint64(cap(inst.arena.mem)) != grew {
+		inst.accountArena(mod)
+	}
+	return off
+}
+
+// arenaLimit is what the arena's capacity may grow to: it counts against
+// the same memory budget as the plugin's linear memory and tables.
+func (inst *instance) arenaLimit(mod api.Module) uint64 {
+	limit := inst.plugin.limits.MemoryBytes
+	others := sandbox.MemoryInUse(mod) - min(inst.arenaBytes, sandbox.MemoryInUse(mod))
+	if others >= limit {
+		return 0
+	}
+	return limit - others
+}
+
+// accountArena records the arena's capacity in the instance's memory
+// budget, so that the guest's memory.grow and table.grow leave room for it.
+func (inst *instance) accountArena(mod api.Module) {
+	inst.arenaBytes = uint64(cap(inst.arena.mem))
+	sandbox.SetHostBytes(mod, inst.arenaBytes)
+}
+
+// bulkShift: a kernel function charges a unit per 1<<bulkShift bytes it
+// copies or clears (about a nanosecond's worth), as the sandbox charges
+// bulk memory instructions.
+const bulkShift = 4
+
+// charge is sandbox.Charge for a kernel function: at the call's deadline
+// it ends the call.
+func charge(ctx context.Context, mod api.Module, units uint64) {
+	if err := sandbox.Charge(ctx, mod, units); err != nil {
+		panic(err)
+	}
 }
 
 func (inst *instance) blockOrFault(fn string, off uint64) []byte {
@@ -269,21 +305,17 @@ var kernelFunctions = []struct {
 	// The input as a block, for PDKs that read it with load_u8/load_u64
 	// (the C PDK's extism_load_input). Made on first use, since most PDKs
 	// read it with input_load_*; made again if the plugin freed or changed it.
-	{"input_offset", none, i64, func(ctx context.Context, _ api.Module, s []uint64) {
+	{"input_offset", none, i64, func(ctx context.Context, mod api.Module, s []uint64) {
 		inst := running(ctx)
 		in := inst.input
+		charge(ctx, mod, uint64(len(in))>>bulkShift)
 		if b, ok := inst.arena.bytes(inst.inputOff); !ok || !bytes.Equal(b, in) {
-			inst.inputOff = inst.store(in)
+			inst.inputOff = inst.store(ctx, mod, in)
 		}
 		s[0] = inst.inputOff
 	}},
-	{"alloc", i64, i64, func(ctx context.Context, _ api.Module, s []uint64) {
-		inst := running(ctx)
-		off, f := inst.arena.alloc(s[0], inst.arenaLimit())
-		if f != nil {
-			panic(f)
-		}
-		s[0] = off
+	{"alloc", i64, i64, func(ctx context.Context, mod api.Module, s []uint64) {
+		s[0] = running(ctx).alloc(ctx, mod, s[0])
 	}},
 	{"free", i64, none, func(ctx context.Context, _ api.Module, s []uint64) {
 		running(ctx).arena.free(s[0])
@@ -329,33 +361,37 @@ var kernelFunctions = []struct {
 		}
 		inst.errMsg, inst.errSet = append(inst.errMsg[:0], b...), true
 	}},
-	{"config_get", i64, i64, func(ctx context.Context, _ api.Module, s []uint64) {
+	{"config_get", i64, i64, func(ctx context.Context, mod api.Module, s []uint64) {
 		inst := running(ctx)
-		v, ok := inst.plugin.configStrings[string(inst.blockOrFault("config_get", s[0]))]
+		key := inst.blockOrFault("config_get", s[0])
+		charge(ctx, mod, uint64(len(key))>>bulkShift)
+		v, ok := inst.plugin.configStrings[string(key)]
 		if !ok {
 			s[0] = 0
 			return
 		}
-		s[0] = inst.store([]byte(v))
+		s[0] = inst.store(ctx, mod, []byte(v))
 	}},
-	{"var_get", i64, i64, func(ctx context.Context, _ api.Module, s []uint64) {
+	{"var_get", i64, i64, func(ctx context.Context, mod api.Module, s []uint64) {
 		inst := running(ctx)
 		key := inst.blockOrFault("var_get", s[0])
+		charge(ctx, mod, uint64(len(key)+inst.varBytes)>>bulkShift)
 		for _, v := range inst.vars {
 			if v.key == string(key) {
-				s[0] = inst.store(v.value)
+				s[0] = inst.store(ctx, mod, v.value)
 				return
 			}
 		}
 		s[0] = 0
 	}},
-	{"var_set", i64x2, none, func(ctx context.Context, _ api.Module, s []uint64) {
+	{"var_set", i64x2, none, func(ctx context.Context, mod api.Module, s []uint64) {
 		inst := running(ctx)
 		key := string(inst.blockOrFault("var_set", s[0]))
 		var value []byte
 		if s[1] != 0 {
 			value = inst.blockOrFault("var_set", s[1])
 		}
+		charge(ctx, mod, uint64(len(key)+len(value)+inst.varBytes)>>bulkShift)
 		inst.setVar(key, value)
 	}},
 	{"http_request", i64x2, i64, func(ctx context.Context, _ api.Module, s []uint64) {
@@ -378,12 +414,15 @@ var kernelFunctions = []struct {
 }
 
 func logFunc(level string) api.GoModuleFunc {
-	return func(ctx context.Context, _ api.Module, s []uint64) {
+	return func(ctx context.Context, mod api.Module, s []uint64) {
 		inst := running(ctx)
 		// Like Extism, the block is freed once logged, so that a plugin
 		// logging in a loop does not fill its arena; and like Extism, a log
 		// of an offset that is no block (a freed one, say) logs nothing.
 		if msg, ok := inst.arena.bytes(s[0]); ok {
+			// What is kept is bounded by MaxLogBytes; the charge is for
+			// validating and copying that much.
+			charge(ctx, mod, uint64(min(len(msg), inst.plugin.limits.MaxLogBytes))>>bulkShift)
 			inst.log(level, msg)
 			inst.arena.free(s[0])
 		}

@@ -16,6 +16,10 @@ type noMemory struct{ api.Module }
 
 func (noMemory) Memory() api.Memory { return nil }
 
+// ExportedGlobal: the module is not instrumented, so the sandbox's
+// accounting and deadline checks find none of their globals.
+func (noMemory) ExportedGlobal(string) api.Global { return nil }
+
 // kernelHarness calls the kernel functions as a guest would, on one
 // instance, outside wazero.
 type kernelHarness struct {
@@ -54,7 +58,7 @@ func (h *kernelHarness) call(name string, args ...uint64) (res uint64, fault *ke
 				fault = kf
 			}
 		}()
-		f.fn(h.ctx, nil, stack)
+		f.fn(h.ctx, h.inst.mod, stack)
 		if len(f.results) == 0 {
 			return 0, nil
 		}

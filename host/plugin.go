@@ -19,14 +19,13 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/internal/digest"
+	"github.com/permhost/permhost/internal/jsontext"
 	"github.com/permhost/permhost/sandbox"
 )
-
-// maxModuleBytes bounds the size of a plugin module read from disk.
-const maxModuleBytes = 256 << 20
 
 // Options configure [Load].
 type Options struct {
@@ -77,8 +76,6 @@ type Plugin struct {
 	cache    wazero.CompilationCache
 	entry    *compileCache // nil without a compile cache
 
-	// initBudget bounds making an instance ready and the load-time calls.
-	initBudget time.Duration
 	// maxIdle bounds the idle instances (PoolSize plus the spare), maxLive
 	// all of them.
 	maxIdle, maxLive int
@@ -99,8 +96,13 @@ type Plugin struct {
 	onCallersGoroutine bool
 	// noWarmup is set once the plugin failed its warm-up call.
 	noWarmup atomic.Bool
-	closed   bool
-	released chan struct{} // closed once the runtime is closed
+	// cold is Load's instance while it may still be warmed up.
+	cold *instance
+	// compileAbandoned: Load gave up on the compile, whose goroutine now
+	// owns the runtime.
+	compileAbandoned bool
+	closed           bool
+	released         chan struct{} // closed once the runtime is closed
 }
 
 // Result is the outcome of one [Plugin.Call].
@@ -124,13 +126,29 @@ type Log struct {
 	Message string `json:"message"`
 }
 
-// Load reads, checks, compiles and instantiates a plugin. It refuses a
-// module whose pin, imports or ABI version is wrong, and one that does not
-// export permhost_decide and permhost_abi (KindABI). Making the first
-// instance ready (its _initialize) and the permhost_abi and
-// permhost_describe calls get a longer deadline than decisions:
-// max(10×Limits.Timeout, 5 s). The returned plugin must be closed.
-func Load(ctx context.Context, opts Options) (*Plugin, error) {
+// Load reads, verifies, compiles and instantiates a plugin. It refuses a
+// module whose pin or imports are wrong or that is over one of the
+// load-time limits of sandbox.Limits (KindLoad, naming the limit), one
+// whose ABI version is wrong or that does not export permhost_decide and
+// permhost_abi (KindABI). Every phase has a deadline: compiling
+// Limits.CompileTimeout (a compile past it is abandoned, never waited for),
+// making the first instance ready (instantiation with the module's start
+// function, its _initialize) and the permhost_abi and permhost_describe
+// calls Limits.InitTimeout each. The warm-up decision of a module with a
+// runtime to start runs on the instances made afterwards, in the
+// background, under the plugin's own Limits.Timeout: no decision waits for
+// one. A panic inside Load is a KindLoad error. The returned plugin must be
+// closed.
+func Load(ctx context.Context, opts Options) (p *Plugin, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			name := opts.Name
+			if p != nil {
+				name = p.name
+			}
+			p, err = nil, &Error{Kind: KindLoad, Plugin: name, Err: fmt.Errorf("%w: %v", errPanic, r)}
+		}
+	}()
 	p, wasm, err := newPlugin(opts)
 	if err != nil {
 		return nil, err
@@ -138,7 +156,9 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 	p.lifetime, p.endLifetime = context.WithCancel(context.Background())
 	if err := p.compile(ctx, wasm, opts.CacheDir); err != nil {
 		p.endLifetime()
-		p.releaseRuntime()
+		if !p.compileAbandoned {
+			p.releaseRuntime()
+		}
 		return nil, err
 	}
 	if err := p.handshake(ctx); err != nil {
@@ -181,7 +201,6 @@ func newPlugin(opts Options) (*Plugin, []byte, error) {
 	}
 	p.maxIdle = p.poolSize + 1
 	p.maxLive = maxLiveInstances(p.poolSize)
-	p.initBudget = initBudget(p.limits.Timeout)
 	if opts.Config != nil {
 		cfg, strs, err := parseConfig(opts.Config)
 		if err != nil {
@@ -199,7 +218,7 @@ func newPlugin(opts Options) (*Plugin, []byte, error) {
 	wasm := opts.Wasm
 	if opts.Path != "" {
 		var err error
-		if wasm, err = readModule(opts.Path); err != nil {
+		if wasm, err = readModule(opts.Path, p.limits.MaxModuleBytes); err != nil {
 			return nil, nil, p.fail(KindLoad, err)
 		}
 	}
@@ -210,22 +229,30 @@ func newPlugin(opts Options) (*Plugin, []byte, error) {
 	return p, wasm, nil
 }
 
-func readModule(path string) ([]byte, error) {
+// readModule reads the module at path, refusing one larger than limit
+// bytes (Limits.MaxModuleBytes) without reading it all.
+func readModule(path string, limit int) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	tooLarge := func(n int64) error {
+		return fmt.Errorf("%s: %w", path, &sandbox.LimitError{Limit: "MaxModuleBytes", What: "module bytes", Value: uint64(n), Max: uint64(limit)})
+	}
 	// Sized from the file, so that the bytes are read once into one buffer:
 	// fresh memory is slow to touch, and growing a buffer touches it twice.
 	size := 512
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		size = int(min(fi.Size(), maxModuleBytes)) + 1
+		if fi.Size() > int64(limit) {
+			return nil, tooLarge(fi.Size())
+		}
+		size = int(fi.Size()) + 1
 	}
 	b := make([]byte, 0, size)
 	for {
-		if len(b) > maxModuleBytes {
-			return nil, fmt.Errorf("%s: module larger than %d bytes", path, maxModuleBytes)
+		if len(b) > limit {
+			return nil, tooLarge(int64(len(b)))
 		}
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
@@ -267,10 +294,30 @@ func parseConfig(raw json.RawMessage) (json.RawMessage, map[string]string, error
 	return buf.Bytes(), strs, nil
 }
 
-// compile instruments, compiles (through the cache) and checks the module.
+// compile verifies, instruments, compiles (through the cache) and checks
+// the module.
 func (p *Plugin) compile(ctx context.Context, wasm []byte, cacheDir string) error {
 	cache, err := openCache(cacheDir, p.sha, p.logger)
 	if err != nil {
+		return p.fail(KindLoad, err)
+	}
+	// The load-time limits, before anything else reads the module: a
+	// cached entry keeps the module's shape, so that a warm load need not
+	// read every instruction again (~30 ms for a 4 MB Go plugin).
+	if cache != nil && cache.shape != nil {
+		err = p.limits.Check(*cache.shape)
+	} else {
+		var shape sandbox.Shape
+		if shape, err = sandbox.Measure(wasm, p.limits); err == nil && cache != nil {
+			if err := cache.keepShape(shape); err != nil && p.logger != nil {
+				p.logger.Warn("compile cache: module shape not kept", "plugin", p.name, "err", err)
+			}
+		}
+	}
+	if err != nil {
+		if cache != nil {
+			_ = cache.wazero.Close(ctx)
+		}
 		return p.fail(KindLoad, err)
 	}
 	var wcache wazero.CompilationCache
@@ -278,6 +325,7 @@ func (p *Plugin) compile(ctx context.Context, wasm []byte, cacheDir string) erro
 	if cache != nil {
 		wcache, instrumented = cache.wazero, cache.instrumented
 	}
+	p.cache, p.entry = wcache, cache
 	if instrumented == nil {
 		if instrumented, err = sandbox.Instrument(wasm); err != nil {
 			return p.fail(KindLoad, err)
@@ -288,15 +336,14 @@ func (p *Plugin) compile(ctx context.Context, wasm []byte, cacheDir string) erro
 			}
 		}
 	}
-	p.cache, p.entry = wcache, cache
 	if p.rt, err = sandbox.NewRuntime(ctx, p.limits, wcache); err != nil {
 		return p.fail(KindLoad, err)
 	}
 	if err := instantiateKernel(ctx, p.rt); err != nil {
 		return p.fail(KindLoad, fmt.Errorf("extism kernel: %w", err))
 	}
-	if p.compiled, err = sandbox.CompileModule(ctx, p.rt, instrumented); err != nil {
-		return p.fail(KindLoad, fmt.Errorf("compile: %w", err))
+	if p.compiled, err = p.compileAbandonable(ctx, instrumented); err != nil {
+		return err
 	}
 	if cache != nil {
 		if err := cache.seal(); err != nil && p.logger != nil {
@@ -310,6 +357,73 @@ func (p *Plugin) compile(ctx context.Context, wasm []byte, cacheDir string) erro
 	return nil
 }
 
+// abandonedCompiles counts compiles Load gave up on that are still
+// running, for tests that check nothing is left behind.
+var abandonedCompiles sync.WaitGroup
+
+// compileResult is what a compile goroutine hands back.
+type compileResult struct {
+	cm  wazero.CompiledModule
+	err error
+}
+
+// compileAbandonable compiles bin on its own goroutine and waits for it at
+// most Limits.CompileTimeout, or until ctx ends. wazero's compiler does not
+// look at a context inside a function (and a single function can take
+// minutes: its compile time grows with the square of a br_table's
+// targets), so a compile past its budget is abandoned rather than waited
+// for: its goroutine frees the runtime when it finishes, and nothing, not
+// Close and not the process's exit, waits for it. With two compile workers
+// wazero checks the context between functions, so that an abandoned
+// compile of a large module stops soon.
+func (p *Plugin) compileAbandonable(ctx context.Context, bin []byte) (wazero.CompiledModule, error) {
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if runtime.GOMAXPROCS(0) > 1 {
+		cctx = experimental.WithCompilationWorkers(cctx, 2)
+	}
+	done := make(chan compileResult, 1)
+	go func() {
+		var r compileResult
+		defer func() {
+			if e := recover(); e != nil {
+				r = compileResult{err: fmt.Errorf("%w: %v", errPanic, e)}
+			}
+			done <- r
+		}()
+		r.cm, r.err = sandbox.CompileModule(cctx, p.rt, bin)
+	}()
+	timer := time.NewTimer(p.limits.CompileTimeout)
+	defer timer.Stop()
+	var e *Error
+	select {
+	case r := <-done:
+		cancel()
+		if r.err != nil {
+			return nil, p.fail(KindLoad, fmt.Errorf("compile: %w", r.err))
+		}
+		return r.cm, nil
+	case <-timer.C:
+		e = p.fail(KindLoad, fmt.Errorf("%w: compiling took longer than Limits.CompileTimeout (%v)", ErrCompileTimeout, p.limits.CompileTimeout))
+	case <-ctx.Done():
+		e = p.fail(KindCancelled, fmt.Errorf("compile: %w", ctx.Err()))
+	}
+	cancel()
+	p.compileAbandoned = true
+	rt, cache := p.rt, p.cache
+	abandonedCompiles.Add(1)
+	go func() {
+		defer abandonedCompiles.Done()
+		if r := <-done; r.cm != nil {
+			_ = r.cm.Close(context.Background())
+		}
+		_ = rt.Close(context.Background())
+		if cache != nil {
+			_ = cache.Close(context.Background())
+		}
+	}()
+	return nil, e
+}
+
 // handshake makes the first instance ready, checks permhost_abi and reads
 // permhost_describe; the instance then joins the pool and the filler makes
 // a spare. On failure the plugin is closed.
@@ -318,9 +432,6 @@ func (p *Plugin) handshake(ctx context.Context) *Error {
 	inst, e := p.newInitializedInstance(ctx)
 	if e == nil {
 		e = p.askABI(ctx, inst)
-	}
-	if e == nil {
-		inst, e = p.warm(ctx, inst)
 	}
 	if e != nil {
 		p.mu.Lock()
@@ -338,8 +449,15 @@ func (p *Plugin) handshake(ctx context.Context) *Error {
 		}
 		return e
 	}
+	// The first instance is not warmed up: a decision that comes at once
+	// takes it as it is rather than wait for a warm-up; the filler makes a
+	// warmed spare, which the next decisions take first (the pool is
+	// last-in, first-out), and then warms this one up if it is still idle.
 	p.mu.Lock()
 	p.idle = append(p.idle, inst)
+	if inst.initialize != nil {
+		p.cold = inst
+	}
 	p.fillLocked()
 	p.mu.Unlock()
 	return nil
@@ -349,7 +467,7 @@ func (p *Plugin) handshake(ctx context.Context) *Error {
 func (p *Plugin) askABI(ctx context.Context, inst *instance) *Error {
 	inst.input = inst.input[:0]
 	inst.begin(false)
-	out, e := inst.run(ctx, inst.abiFn, p.initBudget)
+	out, e := inst.run(ctx, inst.abiFn, p.limits.InitTimeout)
 	if e != nil {
 		e.Err = fmt.Errorf("%s: %w", abi.ExportABI, e.Err)
 		return e
@@ -358,7 +476,7 @@ func (p *Plugin) askABI(ctx context.Context, inst *instance) *Error {
 		Major *int `json:"major"`
 		Minor *int `json:"minor"`
 	}
-	if err := json.Unmarshal(out, &v); err != nil || v.Major == nil || v.Minor == nil {
+	if err := decodeStrict(out, &v); err != nil || v.Major == nil || v.Minor == nil {
 		return p.fail(KindABI, fmt.Errorf("%s: output %.200q is not {\"major\":N,\"minor\":N}", abi.ExportABI, out))
 	}
 	p.abiVersion = abi.Version{Major: *v.Major, Minor: *v.Minor}
@@ -368,12 +486,12 @@ func (p *Plugin) askABI(ctx context.Context, inst *instance) *Error {
 	}
 	if inst.describe != nil {
 		inst.begin(false)
-		out, e := inst.run(ctx, inst.describe, p.initBudget)
+		out, e := inst.run(ctx, inst.describe, p.limits.InitTimeout)
 		if e != nil {
 			e.Err = fmt.Errorf("%s: %w", abi.ExportDescribe, e.Err)
 			return e
 		}
-		if err := json.Unmarshal(out, &p.info); err != nil {
+		if err := decodeStrict(out, &p.info); err != nil {
 			return p.fail(KindABI, fmt.Errorf("%s: output is not an Info: %v", abi.ExportDescribe, err))
 		}
 	}
@@ -388,7 +506,10 @@ func (p *Plugin) fail(kind Kind, err error) *Error {
 // the plugin's deadline (Limits.Timeout, from the call), waiting for a free
 // instance included.
 func (p *Plugin) Decide(ctx context.Context, req abi.Request) (abi.Decision, error) {
-	d, e := p.call(ctx, time.Now(), &req, nil)
+	start := time.Now()
+	r := newEncodedRequest(req)
+	d, e := p.call(ctx, start, r, nil)
+	r.release()
 	if e != nil {
 		return abi.Decision{}, e
 	}
@@ -400,7 +521,9 @@ func (p *Plugin) Decide(ctx context.Context, req abi.Request) (abi.Decision, err
 func (p *Plugin) Call(ctx context.Context, req abi.Request) Result {
 	start := time.Now()
 	var logs []Log
-	d, e := p.call(ctx, start, &req, &logs)
+	enc := newEncodedRequest(req)
+	d, e := p.call(ctx, start, enc, &logs)
+	enc.release()
 	r := Result{Decision: d, Logs: logs, Duration: time.Since(start)}
 	if e != nil {
 		r.Err = e
@@ -408,9 +531,13 @@ func (p *Plugin) Call(ctx context.Context, req abi.Request) Result {
 	return r
 }
 
-// call runs one decision; when logs is not nil the plugin's logs are
-// copied into it.
-func (p *Plugin) call(ctx context.Context, start time.Time, req *abi.Request, logs *[]Log) (abi.Decision, *Error) {
+// call runs one decision on an encoded request (request.go); when logs is
+// not nil the plugin's logs are copied into it. A request too large for
+// this plugin fails before an instance is taken.
+func (p *Plugin) call(ctx context.Context, start time.Time, r *encodedRequest, logs *[]Log) (abi.Decision, *Error) {
+	if e := p.checkInput(r); e != nil {
+		return abi.Decision{}, e
+	}
 	deadline := start.Add(p.limits.Timeout)
 	inst, e := p.acquire(ctx, deadline)
 	if e != nil {
@@ -421,32 +548,32 @@ func (p *Plugin) call(ctx context.Context, start time.Time, req *abi.Request, lo
 		p.release(inst, true) // not run: still good
 		return abi.Decision{}, p.fail(KindTimeout, fmt.Errorf("no instance was ready within the %v deadline", p.limits.Timeout))
 	}
-	d, e := p.decideOn(ctx, inst, req, logs, budget)
-	// An instance is replaced after any failure of the plugin; a request
-	// too large to send never reached it.
-	p.release(inst, e == nil || e.Kind == KindInputTooLarge)
+	d, e := p.decideOn(ctx, inst, r, logs, budget)
+	// An instance is replaced after any failure of the plugin.
+	p.release(inst, e == nil)
 	return d, e
 }
 
-func (p *Plugin) decideOn(ctx context.Context, inst *instance, req *abi.Request, logs *[]Log, budget time.Duration) (abi.Decision, *Error) {
-	if p.config != nil {
-		req.Config = p.config
-	}
-	if err := inst.encode(req); err != nil {
-		return abi.Decision{}, p.fail(KindInputTooLarge, fmt.Errorf("encode request: %w", err))
-	}
-	if n := len(inst.input); n > p.limits.MaxInput {
-		return abi.Decision{}, p.fail(KindInputTooLarge, fmt.Errorf("request of %d bytes exceeds the limit of %d", n, p.limits.MaxInput))
-	}
+func (p *Plugin) decideOn(ctx context.Context, inst *instance, r *encodedRequest, logs *[]Log, budget time.Duration) (abi.Decision, *Error) {
+	config, _ := r.forPlugin(p)
+	own := inst.input
+	shared := r.setInput(inst, config)
 	inst.begin(logs != nil)
 	out, e := inst.run(ctx, inst.decide, budget)
 	if logs != nil && len(inst.logs) > 0 {
 		*logs = append([]Log(nil), inst.logs...)
 	}
 	if e != nil {
+		// The instance is discarded; a guest that has not stopped yet may
+		// still read its input, which is left as it is (and, when shared,
+		// never reused).
+		r.abandoned = r.abandoned || shared
 		return abi.Decision{}, e
 	}
-	d, err := decodeDecision(out, req.Options)
+	if shared {
+		inst.input = own[:0]
+	}
+	d, err := decodeDecision(out, r.req.Options)
 	if err != nil {
 		return abi.Decision{}, p.fail(KindBadOutput, err)
 	}
@@ -455,17 +582,29 @@ func (p *Plugin) decideOn(ctx context.Context, inst *instance, req *abi.Request,
 
 // decodeDecision parses a plugin's output and checks it against the offered
 // options. Unknown fields are ignored, so that a plugin built for a newer
-// minor of the Decision can still be read; wrongly typed fields, trailing
-// data and unknown outcomes are errors.
+// minor of the Decision can still be read; duplicate keys (in any case, at
+// any depth: Go's encoding/json would keep the last, matching keys
+// case-insensitively), wrongly typed fields, trailing data and unknown
+// outcomes are errors.
 func decodeDecision(out []byte, options []abi.Option) (abi.Decision, error) {
 	var d abi.Decision
-	if err := json.Unmarshal(out, &d); err != nil {
+	if err := decodeStrict(out, &d); err != nil {
 		return abi.Decision{}, fmt.Errorf("output %.120q: %v", out, err)
 	}
 	if err := d.Validate(options); err != nil {
 		return abi.Decision{}, err
 	}
 	return d, nil
+}
+
+// decodeStrict decodes a plugin's output into v after checking it with
+// internal/jsontext: one JSON value, valid UTF-8, no duplicate keys in any
+// case at any depth.
+func decodeStrict(out []byte, v any) error {
+	if err := jsontext.Check(out); err != nil {
+		return err
+	}
+	return json.Unmarshal(out, v)
 }
 
 // stop makes the running call stop at its next deadline check, through

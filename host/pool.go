@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/permhost/permhost/abi"
@@ -14,11 +15,17 @@ import (
 // The pool. Making an instance of a standard Go plugin (instantiation and
 // _initialize, the Go runtime's start-up) takes tens of milliseconds, more
 // on a loaded machine: it must never run under a decision's deadline. So
-// instances are made ahead of need by one background goroutine, each with
-// the generous init budget, and a decision only takes a ready one:
+// instances are made ahead of need by one background goroutine, each under
+// the generous init budget (Limits.InitTimeout), and a decision only takes
+// a ready one:
 //
 //   - Load makes the first instance itself (it also answers permhost_abi
-//     and permhost_describe) and starts the filler for a spare.
+//     and permhost_describe), pools it without a warm-up and starts the
+//     filler for a spare, which it warms up (under the plugin's own
+//     Timeout: a warm-up that fails or times out means no warm-up from
+//     then on), and then warms Load's instance up while the spare is
+//     idle. No decision waits for a warm-up that may not end: the first
+//     one takes the first instance as it is if the spare is not ready.
 //   - Whenever fewer than two instances are idle (a call took one, or one
 //     was discarded), the filler makes another, so that while a call runs
 //     one instance is ready for the next, even when the first fails (as
@@ -29,12 +36,6 @@ import (
 //     joins the pool when it is ready.
 //   - At most maxLive instances exist at once (busy, idle, being made, or
 //     abandoned by a call that timed out and not stopped yet).
-
-// initBudget is the deadline of making an instance ready (its _initialize)
-// and of the load-time calls permhost_abi and permhost_describe.
-func initBudget(timeout time.Duration) time.Duration {
-	return max(10*timeout, 5*time.Second)
-}
 
 // maxLiveInstances is the cap on instances alive at once for a pool that
 // keeps poolSize idle instances.
@@ -108,6 +109,11 @@ func (p *Plugin) release(inst *instance, ok bool) {
 	p.mu.Unlock()
 	if !keep {
 		p.discard(inst)
+		// Its place is free now: replace it. (Not in retire: the filler's
+		// own failures retire instances too, and must not restart it.)
+		p.mu.Lock()
+		p.fillLocked()
+		p.mu.Unlock()
 	}
 }
 
@@ -177,10 +183,11 @@ func (p *Plugin) needLocked() bool {
 }
 
 // fill makes instances, one at a time, while the pool needs them. The
-// instance it is making has been counted in p.live already.
+// instance it is making has been counted in p.live already. A panic is
+// that instance's failure.
 func (p *Plugin) fill() {
 	for {
-		inst, e := p.makeReady(p.lifetime)
+		inst, e := p.ready()
 		p.mu.Lock()
 		if e != nil {
 			// A failure here repeats until something changes: stop, fail
@@ -212,6 +219,15 @@ func (p *Plugin) fill() {
 			return
 		}
 		kept := p.putLocked(inst)
+		cold := p.takeColdLocked()
+		p.mu.Unlock()
+		if !kept {
+			p.discard(inst)
+		}
+		if cold != nil {
+			p.warmCold(cold)
+		}
+		p.mu.Lock()
 		more := p.needLocked()
 		if more {
 			p.live++
@@ -219,13 +235,39 @@ func (p *Plugin) fill() {
 			p.filling = false
 		}
 		p.mu.Unlock()
-		if !kept {
-			p.discard(inst)
-		}
 		if !more {
 			return
 		}
 	}
+}
+
+// takeColdLocked takes Load's instance out of the pool to be warmed up,
+// once the filler has pooled a warmed spare (so that a decision that comes
+// meanwhile finds that one) and as long as warm-ups succeed and the
+// instance has not served a decision yet (which warmed it). p.mu is held.
+func (p *Plugin) takeColdLocked() *instance {
+	c := p.cold
+	if c == nil || p.closed || p.noWarmup.Load() {
+		return nil
+	}
+	p.cold = nil
+	i := slices.Index(p.idle, c)
+	if i < 0 || len(p.idle) < 2 {
+		return nil // serving, or the only one ready
+	}
+	p.idle = slices.Delete(p.idle, i, i+1)
+	p.busy[c] = struct{}{}
+	return c
+}
+
+// warmCold warms Load's instance up and gives it back to the pool (to a
+// waiting decision first), or discards it when its warm-up failed.
+func (p *Plugin) warmCold(c *instance) {
+	ok := c.warmUp(p.lifetime)
+	if !ok {
+		p.noWarmup.Store(true)
+	}
+	p.release(c, ok)
 }
 
 func (p *Plugin) isClosed() bool {
@@ -255,6 +297,18 @@ func (p *Plugin) makeReady(ctx context.Context) (*instance, *Error) {
 	return p.warm(ctx, inst)
 }
 
+// ready makes one instance ready for the filler. A panic (a bug in the
+// host or in wazero) is that instance's failure, not the process's; the
+// instance it was making is left to the garbage collector.
+func (p *Plugin) ready() (inst *instance, e *Error) {
+	defer func() {
+		if r := recover(); r != nil {
+			inst, e = nil, p.fail(KindLoad, fmt.Errorf("%w: making an instance ready: %v", errPanic, r))
+		}
+	}()
+	return p.makeReady(p.lifetime)
+}
+
 // warm warms inst up, or replaces it with an unwarmed instance when the
 // warm-up failed; see makeReady.
 func (p *Plugin) warm(ctx context.Context, inst *instance) (*instance, *Error) {
@@ -274,9 +328,9 @@ func (p *Plugin) warm(ctx context.Context, inst *instance) (*instance, *Error) {
 	return p.newInitializedInstance(ctx)
 }
 
-// newInitializedInstance instantiates the module and runs its _initialize
-// under the init budget. On failure the instance returned, if any, must be
-// discarded.
+// newInitializedInstance instantiates the module and runs its _initialize,
+// each under the init budget. On failure the instance returned, if any,
+// must be discarded.
 func (p *Plugin) newInitializedInstance(ctx context.Context) (*instance, *Error) {
 	inst, e := p.newInstance(ctx)
 	if e != nil {
@@ -287,7 +341,7 @@ func (p *Plugin) newInitializedInstance(ctx context.Context) (*instance, *Error)
 	}
 	inst.input = inst.input[:0]
 	inst.begin(false)
-	if e := inst.exec(ctx, inst.initialize, p.initBudget); e != nil {
+	if e := inst.exec(ctx, inst.initialize, p.limits.InitTimeout); e != nil {
 		e.Err = fmt.Errorf("_initialize: %w", e.Err)
 		return inst, e
 	}
@@ -309,9 +363,10 @@ var warmupRequest = abi.Request{
 	Shell: &abi.Shell{Source: "true", Parsed: true, Commands: []abi.Command{{Argv: []string{"true"}}}},
 }
 
-// warmUp runs permhost_decide once on warmupRequest, and reports whether
-// the instance can still be used: any outcome, even a plugin error, will
-// do, but not a trap, timeout or memory failure.
+// warmUp runs permhost_decide once on warmupRequest under the plugin's own
+// Timeout, like a decision, and reports whether the instance can still be
+// used: any outcome, even a plugin error, will do, but not a trap, timeout
+// or memory failure.
 func (inst *instance) warmUp(ctx context.Context) bool {
 	p := inst.plugin
 	req := warmupRequest
@@ -323,7 +378,7 @@ func (inst *instance) warmUp(ctx context.Context) bool {
 	}
 	inst.begin(false)
 	inst.warming = true
-	_, e := inst.run(ctx, inst.decide, p.initBudget)
+	_, e := inst.run(ctx, inst.decide, p.limits.Timeout)
 	if inst.abandoned.Load() {
 		return false // its guest may still log: leave warming alone
 	}
@@ -331,9 +386,18 @@ func (inst *instance) warmUp(ctx context.Context) bool {
 	return e == nil || e.Kind == KindPluginError || e.Kind == KindBadOutput
 }
 
+// closeGrace is the longest Close waits for guests still running: a
+// stopped guest returns at its next deadline check, within microseconds,
+// and host calls are bounded to milliseconds; one that has not returned by
+// then is abandoned (its goroutine frees what it holds when it does).
+const closeGrace = 500 * time.Millisecond
+
 // Close stops in-flight calls, closes every instance and frees the
-// compiled module. It waits for stopped calls to return until ctx ends;
-// closing again returns nil once that is done.
+// compiled module. It waits for stopped calls to return at most a short
+// grace (500 ms), or until ctx ends, then returns an error wrapping
+// ErrAbandoned (or ctx's error) and leaves the guests still running to end
+// by themselves: nothing waits for them. Closing again returns nil once
+// everything is freed.
 func (p *Plugin) Close(ctx context.Context) error {
 	p.mu.Lock()
 	first := !p.closed
@@ -357,11 +421,15 @@ func (p *Plugin) Close(ctx context.Context) error {
 			p.releaseRuntime()
 		}
 	}
+	grace := time.NewTimer(closeGrace)
+	defer grace.Stop()
 	select {
 	case <-p.released:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-grace.C:
+		return fmt.Errorf("%w: plugin %q: guests still running %v after close", ErrAbandoned, p.name, closeGrace)
 	}
 }
 

@@ -9,10 +9,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/internal/bundle"
@@ -126,5 +129,102 @@ func TestBundleMustVerifyAtStart(t *testing.T) {
 	_, err := policy.New(context.Background(), policy.Options{Config: cfg, BundleState: filepath.Join(t.TempDir(), "s.json")})
 	if err == nil || !strings.Contains(err.Error(), "not signed") || !strings.Contains(err.Error(), "bundle[0]") {
 		t.Fatalf("unsigned bundle with keys configured: %v", err)
+	}
+}
+
+// goroutines returns the stacks of every goroutine by id.
+func goroutines() map[string]string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	out := map[string]string{}
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		id, _, _ := strings.Cut(strings.TrimPrefix(g, "goroutine "), " ")
+		out[id] = g
+	}
+	return out
+}
+
+// hostGoroutines counts the goroutines running code of package host (the
+// instances and pool fillers of loaded plugins), leaving out those in
+// before (other tests' leftovers).
+func hostGoroutines(before map[string]string) int {
+	count := 0
+	for id, g := range goroutines() {
+		if _, old := before[id]; !old && strings.Contains(g, "github.com/permhost/permhost/host.") {
+			count++
+		}
+	}
+	return count
+}
+
+// N bundle reloads leave the plugin goroutines of one revision, not of N:
+// each reload closes the plugins it replaced (a leak of 8 revisions would
+// add at least 16); after Close nothing is left.
+func TestBundleReloadsCloseReplacedPlugins(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	before := goroutines()
+	wasm, err := os.ReadFile("../testdata/wasm/good.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeBundle(t, dir, 1, wasm, wasm)
+	pub, priv, _ := bundle.GenerateKey()
+	if err := bundle.Sign(dir, priv); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Strategy: "sequential", Bundles: []config.Bundle{{Path: dir, TrustedKeys: []string{pub}}}}
+	e, err := policy.New(context.Background(), policy.Options{
+		Config: cfg, CacheDir: "off", BundleState: filepath.Join(t.TempDir(), "state.json"), ReloadEvery: 10 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	<-e.Ready()
+	req := abi.Request{Options: []abi.Option{{OptionID: "a", Kind: abi.OptionAllowOnce}}}
+	if v := e.Run(context.Background(), req); v.Votes[0].Err != nil {
+		t.Fatalf("revision 1: %+v", v.Votes[0])
+	}
+	if hostGoroutines(before) == 0 {
+		t.Fatal("no plugin goroutines to count")
+	}
+	// One revision's plugin keeps at most PoolSize+1 idle instances, one
+	// goroutine each (PoolSize is GOMAXPROCS by default), and a filler
+	// while it makes one; every revision left open would add at least two.
+	one := runtime.GOMAXPROCS(0) + 2
+	const reloads = 8
+	for rev := 2; rev <= 1+reloads; rev++ {
+		writeBundle(t, dir, rev, wasm, wasm)
+		if err := bundle.Sign(dir, priv); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, fmt.Sprint("revision ", rev), func() bool { return e.Bundles()["acme"] == int64(rev) })
+		if v := e.Run(context.Background(), req); v.Votes[0].Err != nil {
+			t.Fatalf("revision %d: %+v", rev, v.Votes[0])
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for hostGoroutines(before) > one {
+		if time.Now().After(deadline) {
+			var extra []string
+			for id, g := range goroutines() {
+				if _, old := before[id]; !old && strings.Contains(g, "github.com/permhost/permhost/host.") {
+					extra = append(extra, g)
+				}
+			}
+			t.Fatalf("%d plugin goroutines after %d reloads, want those of one revision (%d):\n%s", len(extra), reloads, one, strings.Join(extra, "\n\n"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := e.Close(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }

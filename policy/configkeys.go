@@ -7,7 +7,6 @@ import (
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/digest"
-	"github.com/permhost/permhost/sandbox"
 )
 
 // CheckPluginKeys reads the keys each of plugins that has a configuration
@@ -35,7 +34,7 @@ func CheckPluginKeys(ctx context.Context, plugins []config.Plugin, cacheDir stri
 		go func() {
 			defer wg.Done()
 			p, err := host.Load(ctx, host.Options{Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
-				Limits: sandbox.Limits{Timeout: pc.Timeout, MemoryBytes: pc.Memory}, CacheDir: cacheDir, PoolSize: 1})
+				Limits: pc.SandboxLimits(), CacheDir: cacheDir, PoolSize: 1})
 			if err != nil {
 				return
 			}

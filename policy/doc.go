@@ -7,4 +7,16 @@
 //
 // It is the only package where acp, host and builtin meet below the CLI, so
 // that cmd/permhost stays wiring and flags.
+//
+// The [Engine] loads each configured plugin in the background into a slot
+// that stands in the chain ([host.Loading]): a decision never waits for
+// every plugin, only for one still loading within its load_wait, and a
+// plugin that failed to load is retried in the background. Each chain is a
+// generation that decisions hold while they run; a bundle reload installs a
+// new one and the plugins it replaced are closed once the last decision on
+// the old one ends. A panic on a decision's path becomes the builtin
+// fallback's answer, never the end of the process.
+//
+// Only packages abi and plugins/pdk carry a compatibility promise; this
+// package's API may change between releases.
 package policy

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -17,7 +18,6 @@ import (
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/digest"
 	"github.com/permhost/permhost/internal/grants"
-	"github.com/permhost/permhost/sandbox"
 )
 
 // Options configure an [Engine].
@@ -59,14 +59,18 @@ type source struct {
 	ref      *config.Bundle // nil for the configuration's plugins
 	manifest *config.BundleManifest
 	print    string // bundle fingerprint when loaded
-	members  []host.Member
-	plugins  []*host.Plugin
+	slots    []*slot
 }
 
 // Engine owns the loaded plugins, the chain and the decision log. It starts
 // loading plugins in the background at construction, so that a proxy can
-// forward initialize at once; decisions wait for the load. Bundles that
-// change on disk are reloaded; a failed reload keeps the last good one.
+// forward initialize at once. A decision does not wait for all of them:
+// plugins that are ready decide at once, one still loading is waited for
+// only until load_wait after its load began, then counts as failed for that
+// decision (see [host.Chain.Run]); one that failed to load is retried in
+// the background. Bundles that change on disk are reloaded; a failed reload
+// keeps the last good one, and the plugins a reload replaces are closed
+// once the last decision using them ends.
 type Engine struct {
 	cfg      *config.Config
 	via      string
@@ -79,19 +83,21 @@ type Engine struct {
 	extra    []host.Member
 	state    *bundle.State
 	grants   *grants.Store // nil unless allow_always is permhost
+	loadWait time.Duration
 
-	ready chan struct{}
-	chain atomic.Pointer[host.Chain] // set before ready closes
-	// loading stands in for the chain until ready: the configured plugins
-	// as failing with ErrStillLoading. Decisions use it once waitOver is
-	// closed, load_wait after start.
-	loading   *host.Chain
-	waitOver  chan struct{}
-	waitTimer *time.Timer
+	// loader and after are Engine.loadPlugin and time.After; tests
+	// replace them before anything loads.
+	loader func(context.Context, *source, config.Plugin) (loaded, error)
+	after  func(time.Duration) <-chan time.Time
 
-	mu      sync.Mutex // guards sources, retired and mistakes
+	ready   chan struct{} // closed once every first load attempt ended
+	started time.Time     // when loading began
+
+	mu      sync.Mutex // guards sources, current, slots, closed, mistakes
 	sources []*source
-	retired []*host.Plugin
+	current *generation
+	slots   map[*slot]struct{} // every slot not closed yet
+	closed  bool
 	// mistakes are the [plugin.config] keys their plugins do not declare,
 	// found as the plugins load; CheckConfig reports them, and once it has
 	// (reported set), later ones are logged as errors instead.
@@ -101,6 +107,9 @@ type Engine struct {
 	// that finds one of them later has nothing new to log.
 	reportedMistakes map[string]bool
 
+	loaders sync.WaitGroup // slots' loading goroutines
+	closers sync.WaitGroup // retired slots being closed
+
 	closeOnce sync.Once
 	cancel    context.CancelFunc
 	bg        sync.WaitGroup
@@ -109,6 +118,17 @@ type Engine struct {
 // New validates opts, opens the decision log, admits bundles (signatures,
 // revisions, pins) and starts loading plugins. The engine must be closed.
 func New(ctx context.Context, opts Options) (*Engine, error) {
+	e, err := newEngine(opts)
+	if err != nil {
+		return nil, err
+	}
+	e.start(ctx, opts.ReloadEvery)
+	return e, nil
+}
+
+// newEngine is New without starting to load, so that tests can replace
+// loader and after first.
+func newEngine(opts Options) (*Engine, error) {
 	cfg := opts.Config
 	if cfg == nil {
 		cfg = &config.Config{Strategy: config.StrategySequential, OnUndecided: config.UndecidedReject}
@@ -117,7 +137,9 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	e := &Engine{cfg: cfg, via: opts.Via, home: opts.Home, log: opts.Logger, now: opts.Now,
-		cacheDir: opts.CacheDir, extra: opts.Members, ready: make(chan struct{}), reportedMistakes: map[string]bool{}}
+		cacheDir: opts.CacheDir, extra: opts.Members, ready: make(chan struct{}),
+		loadWait: cfg.LoadWait, slots: map[*slot]struct{}{}, after: time.After, reportedMistakes: map[string]bool{}}
+	e.loader = e.loadPlugin
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -129,6 +151,9 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	if e.via == "" {
 		e.via = "proxy"
+	}
+	if e.loadWait <= 0 {
+		e.loadWait = config.DefaultLoadWait
 	}
 	statePath := opts.BundleState
 	if statePath == "" && len(cfg.Bundles) > 0 {
@@ -159,11 +184,6 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		}
 		e.sources = append(e.sources, s)
 	}
-	loading, err := e.loadingChain()
-	if err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
-	}
-	e.loading = loading
 	e.dlog = opts.Log
 	if e.dlog == nil {
 		l, err := OpenDecisionLog(cfg.LogPath, e.log)
@@ -172,27 +192,46 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		}
 		e.dlog, e.ownsLog = l, true
 	}
-	wait := cfg.LoadWait
-	if wait <= 0 {
-		wait = config.DefaultLoadWait
-	}
-	e.waitOver = make(chan struct{})
-	e.waitTimer = time.AfterFunc(wait, func() { close(e.waitOver) })
+	return e, nil
+}
+
+// start begins loading every plugin, installs the first chain at once (its
+// members loading) and watches bundles.
+func (e *Engine) start(ctx context.Context, reloadEvery time.Duration) {
 	loadCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	e.cancel = cancel
+	e.started = time.Now()
+	var dones []<-chan struct{}
+	for _, s := range e.sources {
+		for _, pc := range e.pluginsOf(s) {
+			sl := e.newSlot(loadCtx, s, pc)
+			s.slots = append(s.slots, sl)
+			dones = append(dones, sl.done)
+		}
+	}
+	e.rebuild()
 	e.bg.Add(1)
 	go func() {
 		defer e.bg.Done()
-		e.loadAll(loadCtx)
-		if len(cfg.Bundles) > 0 && opts.ReloadEvery >= 0 {
-			every := opts.ReloadEvery
-			if every == 0 {
-				every = time.Second
+		defer close(e.ready)
+		for _, d := range dones {
+			select {
+			case <-d:
+			case <-loadCtx.Done():
+				return
 			}
-			e.watch(loadCtx, every)
 		}
 	}()
-	return e, nil
+	if len(e.cfg.Bundles) > 0 && reloadEvery >= 0 {
+		if reloadEvery == 0 {
+			reloadEvery = time.Second
+		}
+		e.bg.Add(1)
+		go func() {
+			defer e.bg.Done()
+			e.watch(loadCtx, reloadEvery)
+		}()
+	}
 }
 
 // admit verifies a bundle and returns its (not yet loaded) source.
@@ -205,110 +244,70 @@ func (e *Engine) admit(ref *config.Bundle) (*source, error) {
 	return &source{ref: ref, manifest: m, print: print}, nil
 }
 
-// failed stands in for a plugin that could not be loaded: every call fails
-// with the load error, so its failure policy decides what that means.
+func (e *Engine) pluginsOf(s *source) []config.Plugin {
+	if s.manifest != nil {
+		return s.manifest.Plugins
+	}
+	return e.cfg.Plugins
+}
+
+// failed stands in for a chain that could not be made: every call fails
+// with the error, so its failure policy (closed) decides what that means.
 type failed struct{ err error }
 
 func (f failed) Call(context.Context, abi.Request) host.Result { return host.Result{Err: f.err} }
 
-// load loads the plugins of s. With strict set (a bundle reload), any load
-// failure fails the whole source so the last good one stays.
-func (e *Engine) load(ctx context.Context, s *source, strict bool) error {
-	pcs := e.cfg.Plugins
-	if s.manifest != nil {
-		pcs = s.manifest.Plugins
-	}
-	results := make([]*host.Plugin, len(pcs))
+// loadStrict loads every plugin of a new bundle revision before it is
+// taken: any load failure fails the whole source, so that the last good
+// one stays.
+func (e *Engine) loadStrict(ctx context.Context, s *source) error {
+	pcs := e.pluginsOf(s)
+	results := make([]loaded, len(pcs))
 	errs := make([]error, len(pcs))
 	var wg sync.WaitGroup
 	for i, pc := range pcs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = host.Load(ctx, host.Options{
-				Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
-				Limits:   sandbox.Limits{Timeout: pc.Timeout, MemoryBytes: pc.Memory},
-				CacheDir: e.cacheDir, Logger: e.log,
-			})
+			results[i], errs[i] = e.loader(ctx, s, pc)
 		}()
 	}
 	wg.Wait()
-	late := make([]bool, len(pcs)) // a mistake CheckConfig has already missed
 	for i, p := range results {
 		if p == nil {
 			continue
 		}
-		// A key the plugin does not know would fail every request: the
-		// plugin counts as failed to load, and the mistake is the file's.
-		mistakes := config.CheckConfigKeys(pcs[i], p.Info().ConfigKeys)
-		if len(mistakes) == 0 {
-			continue
+		if err, _ := e.checkKeys(pcs[i], p); err != nil {
+			p.Close(ctx)
+			results[i], errs[i] = nil, err
 		}
-		p.Close(ctx)
-		results[i], errs[i] = nil, &host.Error{Kind: host.KindLoad, Plugin: pcs[i].Name, Err: config.Errors(mistakes)}
-		e.mu.Lock()
-		e.mistakes = append(e.mistakes, mistakes...)
-		for _, m := range mistakes {
-			late[i] = late[i] || e.reported.Load() && !e.reportedMistakes[m.Error()]
-		}
-		e.mu.Unlock()
 	}
-	if strict {
-		if err := errors.Join(errs...); err != nil {
-			for _, p := range results {
-				if p != nil {
-					p.Close(ctx)
-				}
+	if err := errors.Join(errs...); err != nil {
+		for _, p := range results {
+			if p != nil {
+				p.Close(ctx)
 			}
-			return err
 		}
+		return err
 	}
 	for i, pc := range pcs {
-		m := host.Member{Name: pc.Name, Layer: pc.Layer, Policy: host.FailurePolicy(pc.FailurePolicy)}
-		switch {
-		case errs[i] != nil && ctx.Err() != nil:
-			// The engine is closing (the agent exited while plugins were
-			// still compiling): the load was stopped, it did not fail.
-			e.log.Debug("plugin load stopped: permhost is shutting down", "plugin", pc.Name)
-			m.Plugin = failed{errs[i]}
-		case errors.Is(errs[i], config.ErrInvalid) && !late[i]:
-			// CheckConfig reports it, with the file's other mistakes.
-			e.log.Debug("plugin configuration has keys the plugin does not declare", "plugin", pc.Name, "err", errs[i])
-			m.Plugin = failed{errs[i]}
-		case errs[i] != nil:
-			e.log.Error("plugin failed to load; its failure policy applies to every request", "plugin", pc.Name, "policy", pc.FailurePolicy, "err", errs[i])
-			m.Plugin = failed{errs[i]}
-		default:
-			p := results[i]
-			s.plugins = append(s.plugins, p)
-			m.Plugin, m.Version, m.SHA256 = p, p.Info().Version, p.SHA256()
-			e.log.Debug("plugin loaded", "plugin", pc.Name, "version", m.Version, "sha256", m.SHA256)
-		}
-		s.members = append(s.members, m)
+		s.slots = append(s.slots, e.newLoadedSlot(s, pc, results[i]))
 	}
 	return nil
 }
 
-func (e *Engine) loadAll(ctx context.Context) {
-	defer close(e.ready)
-	var wg sync.WaitGroup
-	for _, s := range e.sources {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e.load(ctx, s, false)
-		}()
-	}
-	wg.Wait()
-	e.rebuild()
-}
-
-// rebuild makes the chain from the current sources.
+// rebuild makes the chain from the current sources and installs it.
 func (e *Engine) rebuild() {
 	e.mu.Lock()
-	var members []host.Member
+	var (
+		members []host.Member
+		slots   []*slot
+	)
 	for _, s := range e.sources {
-		members = append(members, s.members...)
+		for _, sl := range s.slots {
+			members = append(members, sl.member())
+			slots = append(slots, sl)
+		}
 	}
 	e.mu.Unlock()
 	members = append(members, e.extra...)
@@ -321,7 +320,7 @@ func (e *Engine) rebuild() {
 			Name: "chain", Layer: host.LayerAdmin, Policy: host.FailClosed, Plugin: failed{err},
 		}}})
 	}
-	e.chain.Store(chain)
+	e.install(newGeneration(chain, slots))
 }
 
 // watch reloads bundles whose files change.
@@ -349,11 +348,12 @@ func (e *Engine) watch(ctx context.Context, every time.Duration) {
 
 // reload replaces bundle source i, keeping the old one when anything fails.
 // seen is the fingerprint of the files that prompted it, taken before they
-// were read.
+// were read. The old revision's plugins are closed once no decision uses
+// them (generation.go).
 func (e *Engine) reload(ctx context.Context, i int, old *source, seen string) {
 	s, err := e.admit(old.ref)
 	if err == nil {
-		err = e.load(ctx, s, true)
+		err = e.loadStrict(ctx, s)
 	}
 	if err != nil {
 		// Remember the failed state so the same broken files are not
@@ -367,14 +367,33 @@ func (e *Engine) reload(ctx context.Context, i int, old *source, seen string) {
 	}
 	e.mu.Lock()
 	e.sources[i] = s
-	e.retired = append(e.retired, old.plugins...)
 	e.mu.Unlock()
 	e.rebuild()
-	e.log.Info("bundle reloaded", "bundle", s.manifest.Name, "from", old.manifest.Revision, "to", s.manifest.Revision, "plugins", len(s.plugins))
+	e.log.Info("bundle reloaded", "bundle", s.manifest.Name, "from", old.manifest.Revision, "to", s.manifest.Revision, "plugins", len(s.slots))
 }
 
-// Ready is closed once every plugin has loaded or failed to.
+// Ready is closed once every plugin has loaded or failed to load once
+// (plugins that failed are retried in the background).
 func (e *Engine) Ready() <-chan struct{} { return e.ready }
+
+// checkKeys checks the [plugin.config] keys of pc against those p declares:
+// a key the plugin does not know would fail every request, so the plugin
+// counts as failed to load (the error, of kind load) and the mistake is the
+// file's, for CheckConfig. late is set for a mistake CheckConfig has
+// already missed, which must be logged as an error.
+func (e *Engine) checkKeys(pc config.Plugin, p loaded) (err error, late bool) {
+	mistakes := config.CheckConfigKeys(pc, p.Info().ConfigKeys)
+	if len(mistakes) == 0 {
+		return nil, false
+	}
+	e.mu.Lock()
+	e.mistakes = append(e.mistakes, mistakes...)
+	for _, m := range mistakes {
+		late = late || e.reported.Load() && !e.reportedMistakes[m.Error()]
+	}
+	e.mu.Unlock()
+	return &host.Error{Kind: host.KindLoad, Plugin: pc.Name, Err: config.Errors(mistakes)}, late
+}
 
 // CheckConfig returns the keys of [plugin.config] tables (the
 // configuration's and its bundles') that their plugin does not declare in
@@ -386,16 +405,18 @@ func (e *Engine) Ready() <-chan struct{} { return e.ready }
 //
 // A plugin whose description the compile cache remembers from an earlier
 // load is checked at once; for the others CheckConfig waits for the
-// plugins to load, at most until load_wait after start. A plugin still
+// plugins' first load, at most until load_wait after start. A plugin still
 // loading then is checked when it loads, and a mistake found that late is
 // logged as an error.
 func (e *Engine) CheckConfig(ctx context.Context) error {
 	defer e.reported.Store(true)
 	cached, complete := e.cachedMistakes()
 	if !complete {
+		t := time.NewTimer(time.Until(e.started.Add(e.loadWait)))
+		defer t.Stop()
 		select {
 		case <-e.ready:
-		case <-e.waitOver:
+		case <-t.C:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -423,11 +444,7 @@ func (e *Engine) cachedMistakes() (mistakes []*config.Error, complete bool) {
 	sources := slices.Clone(e.sources)
 	e.mu.Unlock()
 	for _, s := range sources {
-		pcs := e.cfg.Plugins
-		if s.manifest != nil {
-			pcs = s.manifest.Plugins
-		}
-		for _, pc := range pcs {
+		for _, pc := range e.pluginsOf(s) {
 			if len(pc.Config) == 0 {
 				continue
 			}
@@ -461,63 +478,60 @@ func (e *Engine) Bundles() map[string]int64 {
 	return out
 }
 
-// ErrStillLoading is the failure of a plugin that had not loaded by the
-// time a decision stopped waiting for it (load_wait after start).
-var ErrStillLoading = errors.New("policy: plugin still loading")
-
-// Run runs the chain on req once the plugins are loaded, or, from load_wait
-// after start, with the plugins still loading counted as failed.
-func (e *Engine) Run(ctx context.Context, req abi.Request) host.Verdict {
-	select {
-	case <-e.ready:
-	case <-e.waitOver:
-		select {
-		case <-e.ready:
-		default:
-			return e.loading.Run(ctx, req)
-		}
-	case <-ctx.Done():
-		return host.Verdict{Outcome: abi.OutcomeCancel, Reason: "cancelled while plugins loaded"}
+// Run runs the chain on req: plugins still loading are waited for only
+// within their load budget (see [host.Chain.Run]). A panic in the chain
+// is never a decision: the verdict is then the builtin fallback's.
+func (e *Engine) Run(ctx context.Context, req abi.Request) (v host.Verdict) {
+	g := e.acquire()
+	if g == nil {
+		return host.Verdict{Outcome: abi.OutcomeAsk, Fallback: "the policy engine is closed"}
 	}
-	return e.chain.Load().Run(ctx, req)
+	defer e.releaseGen(g)
+	defer func() {
+		if p := recover(); p != nil {
+			e.log.Error("the plugin chain panicked; the builtin fallback decides", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			v = host.Verdict{Outcome: abi.OutcomeAsk, Fallback: fmt.Sprintf("internal error: the plugin chain panicked: %v", p)}
+		}
+	}()
+	return g.chain.Run(ctx, req)
 }
 
-// loadingChain is the chain while plugins load: each configured plugin
-// (bundles' included) fails with ErrStillLoading, so that its failure
-// policy decides what its absence means; Options.Members run as usual.
-func (e *Engine) loadingChain() (*host.Chain, error) {
-	var members []host.Member
-	for _, s := range e.sources {
-		pcs := e.cfg.Plugins
-		if s.manifest != nil {
-			pcs = s.manifest.Plugins
-		}
-		for _, pc := range pcs {
-			members = append(members, host.Member{Name: pc.Name, Layer: pc.Layer, Policy: host.FailurePolicy(pc.FailurePolicy),
-				Plugin: failed{&host.Error{Kind: host.KindLoad, Plugin: pc.Name, Err: ErrStillLoading}}})
-		}
-	}
-	members = append(members, e.extra...)
-	return host.NewChain(host.ChainOptions{Members: members, Logger: e.log, Now: e.now})
-}
-
-// Close stops loading and reloading, closes the plugins and flushes the
-// decision log. It is idempotent.
+// Close stops loading and reloading, closes the plugins (a decision still
+// running gets a closed plugin's failure) and flushes the decision log. It
+// is idempotent.
 func (e *Engine) Close(ctx context.Context) error {
 	var errs []error
 	e.closeOnce.Do(func() {
-		e.waitTimer.Stop()
-		e.cancel()
-		e.bg.Wait()
 		e.mu.Lock()
-		plugins := e.retired
-		for _, s := range e.sources {
-			plugins = append(plugins, s.plugins...)
+		e.closed = true
+		e.current = nil
+		slots := make([]*slot, 0, len(e.slots))
+		for s := range e.slots {
+			slots = append(slots, s)
 		}
 		e.mu.Unlock()
-		for _, p := range plugins {
-			errs = append(errs, p.Close(ctx))
+		if e.cancel != nil {
+			e.cancel()
 		}
+		// In parallel: each plugin's Close may wait for its running guests.
+		closeErrs := make([]error, len(slots))
+		var wg sync.WaitGroup
+		for i, s := range slots {
+			wg.Go(func() { closeErrs[i] = s.close(ctx) })
+		}
+		wg.Wait()
+		errs = append(errs, closeErrs...)
+		// A load still running closes its plugin itself when it ends (the
+		// slot is closed); Close waits for it only as long as ctx allows.
+		loads := make(chan struct{})
+		go func() { e.loaders.Wait(); close(loads) }()
+		select {
+		case <-loads:
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("policy: plugins still loading at close: %w", ctx.Err()))
+		}
+		e.closers.Wait()
+		e.bg.Wait()
 		if e.ownsLog {
 			errs = append(errs, e.dlog.Close())
 		}

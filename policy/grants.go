@@ -11,6 +11,7 @@ import (
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/builtin"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/answer"
 	"github.com/permhost/permhost/internal/grants"
 	"github.com/permhost/permhost/internal/profile"
 )
@@ -95,7 +96,7 @@ func (e *Engine) pluginView(req abi.Request) abi.Request {
 // once that changes nothing beyond the call.
 func plainAllow(options []abi.Option) (abi.Option, bool) {
 	for _, o := range options {
-		if o.Kind == abi.OptionAllowOnce && !o.Durable && o.Changes == nil {
+		if o.Kind == abi.OptionAllowOnce && !answer.Durable(o) {
 			return o, true
 		}
 	}

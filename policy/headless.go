@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/builtin"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/answer"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/prompt"
 )
@@ -83,7 +85,21 @@ func (h headlessHandler) DecidePermission(ctx context.Context, pr *acp.Permissio
 	}
 	defer cancel()
 	results := make(chan headlessDecision, 1)
-	go func() { results <- h.decide(dctx, pr, req, berr, entry) }()
+	go func() {
+		// This goroutine is permhost's own: a panic here would end
+		// permhost run, so it becomes the builtin fallback's answer.
+		defer func() {
+			if p := recover(); p != nil {
+				e.log.Error("a permission decision panicked; the builtin fallback answers", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				d := headlessDecision{decision: decision{entry: entry}}
+				a := builtin.Headless(req.Options)
+				d.entry.DecidedBy, d.entry.Reason = ByBuiltin, fmt.Sprintf("internal error: the decision panicked: %v", p)
+				proxyHandler{e}.setAnswer(&d.decision, req, a.OptionID, a.Cancelled)
+				results <- d
+			}
+		}()
+		results <- h.decide(dctx, pr, req, berr, entry)
+	}()
 	var d headlessDecision
 	select {
 	case d = <-results:
@@ -195,11 +211,11 @@ func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, 
 		a := builtin.Headless(req.Options)
 		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, "no answer from the person: "+err.Error()
 		ph.setAnswer(&d.decision, req, a.OptionID, a.Cancelled)
-	case offeredIn(shown, id) && isOffer(offers, id):
+	case answer.Offered(shown, id) && isOffer(offers, id):
 		d.entry.Person.Answer, d.entry.DecidedBy = id, ByPerson
 		offer, _ := offerOf(offers, id)
 		ph.grantChosen(req, offer, &d.decision)
-	case !offeredIn(shown, id):
+	case !answer.Offered(shown, id):
 		d.entry.Person.Answer, d.entry.Person.Refused = id, true
 		a := builtin.Headless(req.Options)
 		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, fmt.Sprintf("the answer %q was not offered", id)

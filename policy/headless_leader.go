@@ -5,6 +5,7 @@ import (
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/answer"
 )
 
 // LeaderFunc puts a request the plugins left undecided to a leader
@@ -43,7 +44,7 @@ func (h headlessHandler) askLeader(ctx context.Context, d *headlessDecision, req
 	case !a.Answered:
 		*why += "; " + a.Fallback
 		return false
-	case a.OptionID != "" && !offeredIn(shown, a.OptionID):
+	case a.OptionID != "" && !answer.Offered(shown, a.OptionID):
 		*why += "; the leader's answer " + a.OptionID + " was not offered"
 		return false
 	}

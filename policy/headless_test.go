@@ -176,17 +176,31 @@ func TestHeadlessExplanationsReachThePerson(t *testing.T) {
 	}
 }
 
+// stubborn is a plugin that ignores its context until released.
+type stubborn struct{ release chan struct{} }
+
+func (s stubborn) Call(context.Context, abi.Request) host.Result {
+	<-s.release
+	return host.Result{Decision: abi.Decision{Outcome: abi.OutcomeAllow}}
+}
+
+// The --permission-timeout deadline is hard: the builtin answers at the
+// deadline while the plugin or the person, ignoring their context, are
+// still busy (they are released only after the answer is in).
 func TestHeadlessTimeout(t *testing.T) {
 	const timeout = 100 * time.Millisecond
+	release := make(chan struct{})
+	defer close(release)
 	tests := []struct {
 		name    string
 		members []host.Member
 		person  *person
 	}{
 		{"slow plugin", []host.Member{member("slow", &plugin{delay: time.Minute, d: abi.Decision{Outcome: abi.OutcomeAllow}})}, nil},
+		{"plugin that ignores the context", []host.Member{{Name: "stubborn", Layer: host.LayerUser, Policy: host.FailClosed, Plugin: stubborn{release}}}, nil},
 		{"silent person", nil, &person{answer: func(ctx context.Context) (string, error) { <-ctx.Done(); return "", ctx.Err() }}},
 		{"person who ignores the context", nil, &person{answer: func(ctx context.Context) (string, error) {
-			time.Sleep(2 * time.Second)
+			<-release
 			return "allow", nil
 		}}},
 	}
@@ -198,17 +212,9 @@ func TestHeadlessTimeout(t *testing.T) {
 				opts.Ask = tt.person.ask
 			}
 			h, _ := s.engine.Headless(opts)
-			start := time.Now()
 			d, err := h.DecidePermission(context.Background(), permissionRequest(t, claudeBash))
-			took := time.Since(start)
 			if err != nil || d.OptionID != "reject" || d.DecidedBy != "builtin" || !strings.Contains(d.Reason, "no decision within 100ms") {
 				t.Fatalf("decision %+v, %v", d, err)
-			}
-			// A hard deadline is a feature: the answer comes at the
-			// deadline, not when the plugin or person is done (generous
-			// margin for loaded machines).
-			if took > timeout+5*time.Second {
-				t.Fatalf("decided after %v", took)
 			}
 			if tt.person != nil {
 				if qs := tt.person.questions(); len(qs) == 1 && qs[0].Deadline.IsZero() {
@@ -218,6 +224,76 @@ func TestHeadlessTimeout(t *testing.T) {
 		})
 	}
 }
+
+// A panic anywhere on a headless decision's path — a plugin, the terminal
+// prompt, the leader — is never the end of permhost run: the plugin's
+// panic is its failure (trap), the others give the builtin's reject.
+func TestHeadlessPanicsBecomeTheFallback(t *testing.T) {
+	panics := func(ctx context.Context, q prompt.Question) (string, error) { panic("terminal bug") }
+	tests := []struct {
+		name    string
+		members []host.Member
+		opts    policy.HeadlessOptions
+		kind    string // the plugin's failure in the log
+		reason  string
+	}{
+		{"a plugin", []host.Member{{Name: "bug", Layer: host.LayerAdmin, Policy: host.FailClosed,
+			Plugin: panicking{}}}, policy.HeadlessOptions{OnUndecided: "reject"}, "trap", "headless policy: reject"},
+		{"the prompt", nil, policy.HeadlessOptions{OnUndecided: "prompt", Ask: panics}, "", "internal error: the decision panicked: terminal bug"},
+		{"the leader", nil, policy.HeadlessOptions{OnUndecided: "reject", Leader: func(context.Context, abi.Request, host.Verdict, []abi.Option) policy.LeaderAnswer {
+			panic("leader bug")
+		}}, "", "internal error: the decision panicked: leader bug"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newRunEngine(t, tt.members...)
+			h, err := s.engine.Headless(tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := h.DecidePermission(context.Background(), permissionRequest(t, claudeBash))
+			if err != nil || d.OptionID != "reject" || d.DecidedBy != "builtin" || !strings.Contains(d.Reason, tt.reason) {
+				t.Fatalf("decision %+v, %v", d, err)
+			}
+			e := s.entries(t)
+			if len(e) != 1 || e[0]["decidedBy"] != "builtin" {
+				t.Fatalf("log %v", e)
+			}
+			if tt.kind != "" {
+				p := e[0]["plugins"].([]any)[0].(map[string]any)
+				if p["failure"].(map[string]any)["kind"] != tt.kind || !strings.Contains(p["failure"].(map[string]any)["message"].(string), "plugin bug") {
+					t.Fatalf("plugin log %v", p)
+				}
+			}
+		})
+	}
+}
+
+type panicking struct{}
+
+func (panicking) Call(context.Context, abi.Request) host.Result { panic("plugin bug") }
+
+// A decision cancelled while the chain runs is cancelled, whatever a
+// plugin that ran before said.
+func TestHeadlessCancelledMidChain(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	allowsThenCancels := decides(func(context.Context, abi.Request) host.Result {
+		cancel()
+		return host.Result{Decision: abi.Decision{Outcome: abi.OutcomeAllow}}
+	})
+	s := newRunEngine(t, host.Member{Name: "adm", Layer: host.LayerAdmin, Policy: host.FailClosed, Plugin: allowsThenCancels},
+		member("team-no", &plugin{d: abi.Decision{Outcome: abi.OutcomeReject}}, "closed", "team"))
+	h, _ := s.engine.Headless(policy.HeadlessOptions{OnUndecided: "reject"})
+	d, err := h.DecidePermission(ctx, permissionRequest(t, claudeBash))
+	if err != nil || d.OptionID != "" || d.DecidedBy != "cancel" {
+		t.Fatalf("decision %+v, %v", d, err)
+	}
+}
+
+type decides func(context.Context, abi.Request) host.Result
+
+func (f decides) Call(ctx context.Context, req abi.Request) host.Result { return f(ctx, req) }
 
 func TestHeadlessCancelled(t *testing.T) {
 	s := newRunEngine(t)

@@ -10,14 +10,16 @@ import (
 	"time"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/policy"
 )
 
-// A plugin still loading when load_wait runs out counts as failed for the
-// decisions that stop waiting for it (its failure policy, here closed,
-// sends them to the person with one-time options); once it has loaded, it
-// decides.
+// A real plugin still loading when its load budget (load_wait) is over
+// counts as failed for the decisions that stop waiting for it (its failure
+// policy, here closed, sends them to the person with one-time options);
+// once it has loaded, it decides. The deterministic cases, with loads the
+// test controls, are in engine_internal_test.go.
 func TestDecisionsStopWaitingForLoadingPlugins(t *testing.T) {
 	path, err := filepath.Abs("../host/testdata/slow_init.wasm") // its _initialize takes 150 ms
 	if err != nil {
@@ -33,12 +35,12 @@ func TestDecisionsStopWaitingForLoadingPlugins(t *testing.T) {
 	defer e.Close(context.Background())
 	req := abi.Request{ABI: abi.Current, Options: []abi.Option{{OptionID: "a", Kind: abi.OptionAllowOnce}, {OptionID: "r", Kind: abi.OptionRejectOnce}}}
 
-	start := time.Now()
+	loadedBefore := closed(e.Ready())
 	v := e.Run(context.Background(), req)
-	if waited := time.Since(start); waited > 100*time.Millisecond {
-		t.Errorf("the decision waited %v for a loading plugin with load_wait 1ms", waited)
+	if loadedBefore && v.Votes[0].Err == nil {
+		t.Skip("the plugin loaded before the first decision (the machine stalled for its 150 ms _initialize)")
 	}
-	if len(v.Votes) != 1 || !errors.Is(v.Votes[0].Err, policy.ErrStillLoading) {
+	if len(v.Votes) != 1 || !errors.Is(v.Votes[0].Err, host.ErrStillLoading) {
 		t.Fatalf("votes while loading = %+v", v.Votes)
 	}
 	if lp := policy.LogPlugins(v.Votes); lp[0].Failure == nil || lp[0].Failure.Kind != "load" {
@@ -52,6 +54,18 @@ func TestDecisionsStopWaitingForLoadingPlugins(t *testing.T) {
 	v = e.Run(context.Background(), req)
 	if len(v.Votes) != 1 || v.Votes[0].Err != nil || v.Outcome != abi.OutcomeAllow {
 		t.Fatalf("verdict once loaded = %s, votes %+v", v.Outcome, v.Votes)
+	}
+	if v.Votes[0].SHA256 == "" {
+		t.Error("the vote of a loaded plugin names no sha256")
+	}
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 

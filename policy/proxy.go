@@ -10,6 +10,7 @@ import (
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/builtin"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/answer"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/grants"
 )
@@ -119,13 +120,13 @@ func notifyDecision(pr *acp.PermissionRequest, c acp.Client, permhostMeta json.R
 	return c.Notify(acp.MethodSessionUpdate, note)
 }
 
-// shownOptions are the options a person may choose for verdict v.
+// shownOptions are the options a person may choose for verdict v: only
+// the one-time ones when the builtin fallback governs or an admin asked.
 func shownOptions(req abi.Request, v host.Verdict) []abi.Option {
-	if v.Fallback != "" || v.StripDurable {
-		return builtin.PersonOptions(req.Options)
-	}
-	return req.Options
+	return answer.Shown(req.Options, narrowed(v))
 }
+
+func narrowed(v host.Verdict) bool { return v.Fallback != "" || v.StripDurable }
 
 // presentation builds the params forwarded to the editor: the agent's own,
 // options narrowed to shown, _meta.permhost with what the plugins said, and
@@ -180,7 +181,7 @@ func presentation(pr *acp.PermissionRequest, req abi.Request, v host.Verdict, sh
 	if len(shown) != len(req.Options) {
 		var removed []string
 		for _, o := range req.Options {
-			if !offeredIn(shown, o.OptionID) {
+			if !answer.Offered(shown, o.OptionID) {
 				removed = append(removed, o.OptionID)
 			}
 		}
@@ -250,15 +251,6 @@ func arrayOf(items []json.RawMessage) json.RawMessage {
 	return append(b, ']')
 }
 
-func offeredIn(opts []abi.Option, id string) bool {
-	for _, o := range opts {
-		if o.OptionID == id {
-			return true
-		}
-	}
-	return false
-}
-
 // person puts the request to the person in the editor and checks the answer
 // against the options shown.
 func (h proxyHandler) person(ctx context.Context, pr *acp.PermissionRequest, req abi.Request, v host.Verdict, c acp.Client, entry LogEntry) decision {
@@ -278,7 +270,7 @@ func (h proxyHandler) person(ctx context.Context, pr *acp.PermissionRequest, req
 	if err != nil {
 		h.e.log.Warn("could not annotate the request; forwarding it with one-time options only", "err", err)
 		params, shown, d.offers = nil, req.Options, nil
-		if v.Fallback != "" || v.StripDurable || h.e.cfg.Session.OneTimeOnly() {
+		if narrowed(v) || h.e.cfg.Session.OneTimeOnly() {
 			a := builtin.Headless(req.Options)
 			d.entry.DecidedBy = ByBuiltin
 			h.setAnswer(&d, req, a.OptionID, a.Cancelled)
@@ -324,11 +316,11 @@ func (h proxyHandler) personAnswered(ctx context.Context, req abi.Request, shown
 		d.entry.Person.Answer = "cancelled"
 		d.line = ans.Line
 		d.entry.Outcome = "cancelled"
-	case outcome == "selected" && offeredIn(shown, optionID) && isOffer(d.offers, optionID):
+	case outcome == "selected" && answer.Offered(shown, optionID) && isOffer(d.offers, optionID):
 		d.entry.Person.Answer = optionID
 		offer, _ := offerOf(d.offers, optionID)
 		h.grantChosen(req, offer, &d)
-	case outcome == "selected" && offeredIn(shown, optionID):
+	case outcome == "selected" && answer.Offered(shown, optionID):
 		d.entry.Person.Answer = optionID
 		d.line = ans.Line
 		d.entry.Outcome, d.entry.OptionID = "selected", optionID

@@ -337,11 +337,11 @@ func checkCase(c TestCase, v host.Verdict) string {
 	if len(want) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s, got %s", strings.Join(want, " and "), DescribeVerdict(v))
+	return fmt.Sprintf("%s, got %s", strings.Join(want, " and "), describeVerdict(v))
 }
 
-// DescribeVerdict says in one line what a chain decided and why.
-func DescribeVerdict(v host.Verdict) string {
+// describeVerdict says in one line what a chain decided and why.
+func describeVerdict(v host.Verdict) string {
 	s := string(v.Outcome)
 	if v.OptionID != "" {
 		s += fmt.Sprintf(" (option %q)", v.OptionID)

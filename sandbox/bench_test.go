@@ -34,13 +34,13 @@ func BenchmarkCall(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig())
 				defer r.Close(ctx)
-				if err := instantiateHostModules(ctx, r, DefaultMaxCallDepth); err != nil {
+				if err := instantiateHostModules(ctx, r, Limits{}); err != nil {
 					b.Fatal(err)
 				}
 				r.NewHostModuleBuilder("test").NewFunctionBuilder().
 					WithGoFunction(api.GoFunc(func(context.Context, []uint64) {}), nil, nil).
 					Export("tick").Instantiate(ctx)
-				mod, err := r.InstantiateWithConfig(ctx, bin, ModuleConfig(NewLimitedWriter(1024), NewLimitedWriter(1024)))
+				mod, err := r.InstantiateWithConfig(ctx, bin, ModuleConfig())
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -9,12 +9,12 @@ import (
 	"github.com/tetratelabs/wazero/api"
 )
 
-// depthOf reads DepthGlobal of an instrumented instance.
+// depthOf reads depthGlobal of an instrumented instance.
 func depthOf(t *testing.T, mod api.Module) int32 {
 	t.Helper()
-	g := mod.ExportedGlobal(DepthGlobal)
+	g := mod.ExportedGlobal(depthGlobal)
 	if g == nil {
-		t.Fatalf("no %s export", DepthGlobal)
+		t.Fatalf("no %s export", depthGlobal)
 	}
 	return int32(g.Get())
 }

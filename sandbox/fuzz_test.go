@@ -62,7 +62,7 @@ func checkDepthBalanced(t *testing.T, tr *testRuntime, bin []byte) {
 		return
 	}
 	defer cm.Close(ctx)
-	mod, err := tr.InstantiateModule(ctx, cm, ModuleConfig(NewLimitedWriter(0), NewLimitedWriter(0)))
+	mod, err := tr.InstantiateModule(ctx, cm, ModuleConfig())
 	if err != nil {
 		return // unresolved imports, a trapping segment...
 	}
@@ -74,7 +74,7 @@ func checkDepthBalanced(t *testing.T, tr *testRuntime, bin []byte) {
 		if w.Stop() != nil || callErr != nil {
 			continue
 		}
-		if d := int32(mod.ExportedGlobal(DepthGlobal).Get()); d != 0 {
+		if d := int32(mod.ExportedGlobal(depthGlobal).Get()); d != 0 {
 			t.Fatalf("export %q returned with the call depth at %d", name, d)
 		}
 	}

@@ -114,7 +114,7 @@ func newTestRuntimeDepth(t testing.TB, maxDepth int) *testRuntime {
 	ctx := context.Background()
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCoreFeatures(testFeatures))
 	t.Cleanup(func() { r.Close(ctx) })
-	if err := instantiateHostModules(ctx, r, maxDepth); err != nil {
+	if err := instantiateHostModules(ctx, r, Limits{MaxCallDepth: maxDepth}); err != nil {
 		t.Fatal(err)
 	}
 	tr := &testRuntime{Runtime: r}
@@ -136,8 +136,7 @@ func (tr *testRuntime) instantiate(t testing.TB, cm wazero.CompiledModule) api.M
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	logs := NewLimitedWriter(DefaultMaxLogBytes)
-	mod, err := tr.InstantiateModule(ctx, cm, ModuleConfig(logs, logs))
+	mod, err := tr.InstantiateModule(ctx, cm, ModuleConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,16 +207,6 @@ func (p percentiles) String() string {
 	return fmt.Sprintf("p50 %v, p99 %v, max %v", p.p50, p.p99, p.max)
 }
 
-func countOver(d []time.Duration, bound time.Duration) int {
-	n := 0
-	for _, x := range d {
-		if x > bound {
-			n++
-		}
-	}
-	return n
-}
-
 // loadAverage is the 1-minute load average, to read latencies against.
 func loadAverage() string {
 	b, err := os.ReadFile("/proc/loadavg")
@@ -237,8 +226,9 @@ var goRuntime struct {
 }
 
 // instantiateGo returns a new instance of bin, the instrumented Go module,
-// in a runtime from NewRuntime with default limits.
-func instantiateGo(t testing.TB, bin []byte) (api.Module, *LimitedWriter) {
+// in a runtime from NewRuntime with default limits, and a context whose
+// calls write the guest's stdout and stderr to the writer returned.
+func instantiateGo(t testing.TB, bin []byte) (api.Module, context.Context, *limitedWriter) {
 	t.Helper()
 	ctx := context.Background()
 	goRuntime.once.Do(func() {
@@ -254,11 +244,12 @@ func instantiateGo(t testing.TB, bin []byte) (api.Module, *LimitedWriter) {
 	if goRuntime.err != nil {
 		t.Fatal(goRuntime.err)
 	}
-	logs := NewLimitedWriter(4096)
-	mod, err := goRuntime.r.InstantiateModule(ctx, goRuntime.cm, ModuleConfig(logs, logs))
+	logs := newLimitedWriter(4096)
+	ctx = WithStdio(ctx, logs, logs)
+	mod, err := goRuntime.r.InstantiateModule(ctx, goRuntime.cm, ModuleConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { mod.Close(ctx) })
-	return mod, logs
+	t.Cleanup(func() { mod.Close(context.Background()) })
+	return mod, ctx, logs
 }

@@ -4,16 +4,17 @@ package sandbox
 type instrKind uint8
 
 const (
-	kindPlain  instrKind = iota
-	kindOpen             // block, if, try, try_table: opens a frame
-	kindLoop             // loop: opens a frame whose start is a back-edge target
-	kindClose            // end, delegate: closes a frame
-	kindFunc             // call, return_call, ref.func: a function index follows the 1-byte opcode
-	kindGlobal           // global.get, global.set
+	kindPlain   instrKind = iota
+	kindOpen              // block, if, try, try_table: opens a frame
+	kindLoop              // loop: opens a frame whose start is a back-edge target
+	kindClose             // end, delegate: closes a frame
+	kindFunc              // call, return_call, ref.func: a function index follows the 1-byte opcode
+	kindGlobal            // global.get, global.set
+	kindBrTable           // br_table: the number of its targets (the default excluded) is returned
 )
 
 // decodeInstr reads one instruction and reports its kind and, for kindFunc
-// and kindGlobal, its index. It knows every encoding wazero accepts (MVP,
+// and kindGlobal, its index (for kindBrTable, its number of targets). It knows every encoding wazero accepts (MVP,
 // sign extension, 0xFC saturating truncation, bulk memory and tables, 0xFD
 // SIMD, 0xFE atomics, reference types, typed function references, tail
 // calls, both exception-handling encodings); anything else is malformed.
@@ -60,10 +61,12 @@ func decodeInstr(r *reader) (instrKind, uint32) {
 		// table.get table.set br_on_null br_on_non_null: one index
 		r.u32()
 	case op == 0x0e: // br_table
-		for n := r.count(); n > 0; n-- {
+		n := r.count()
+		for i := n; i > 0; i-- {
 			r.u32()
 		}
 		r.u32()
+		return kindBrTable, n
 	case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect
 		r.u32()
 		r.u32()

@@ -7,23 +7,32 @@ import (
 
 // Names of the globals Instrument adds and exports.
 const (
-	// StopGlobal (mutable i32) holds why the guest stopped: 0 running, 1
+	// stopGlobal (mutable i32) holds why the guest stopped: 0 running, 1
 	// deadline, 2 context done.
-	StopGlobal = "permhost_stop"
-	// DeadlineGlobal (mutable i64) holds the deadline of the current call on
-	// this package's monotonic clock, 0 for none. Watch sets it.
-	DeadlineGlobal = "permhost_deadline"
-	// DepthGlobal (mutable i32) is the depth of the guest's calls, in the
+	stopGlobal = "permhost_stop"
+	// deadlineGlobal (mutable i64) holds the deadline of the current call
+	// on this package's monotonic clock, 0 for none. Watch sets it.
+	deadlineGlobal = "permhost_deadline"
+	// depthGlobal (mutable i32) is the depth of the guest's calls, in the
 	// units of Limits.MaxCallDepth: 0 whenever no call is running. Watch
 	// resets it.
-	DepthGlobal = "permhost_depth"
+	depthGlobal = "permhost_depth"
+	// budgetGlobal (mutable i32) is what the guest may run before its next
+	// poll, in instruction units; Charge subtracts host work from it.
+	budgetGlobal = "permhost_budget"
+	// tableEntriesGlobal (mutable i64) is the number of entries of all the
+	// instance's tables.
+	tableEntriesGlobal = "permhost_table_entries"
+	// hostBytesGlobal (mutable i64) is what the host keeps for the
+	// instance in its memory budget; SetHostBytes sets it.
+	hostBytesGlobal = "permhost_host_bytes"
 )
 
 // InstrumentVersion names the rewrite Instrument makes. Its output is a
 // function of its input and this version only, so a cache may keep the
 // output under (input, InstrumentVersion). A test pins the output of the
 // fixtures: any change to the rewrite must change the version.
-const InstrumentVersion = "1"
+const InstrumentVersion = "2"
 
 // budgetRefill is how many instruction units a guest runs between polls. A
 // unit is about one instruction, a few nanoseconds at most, so a guest polls
@@ -33,6 +42,13 @@ const budgetRefill = 1 << 15
 // maxCharge caps the cost one check charges, so the constant stays a short
 // LEB128; a larger charge would poll at every check anyway.
 const maxCharge = budgetRefill
+
+// hostCallCost is what a call to an imported (host) function charges: a
+// round trip into Go costs tens of nanoseconds, a few dozen instructions'
+// worth, so a loop of cheap host calls polls every thousand calls or so.
+// Host functions whose work grows with their arguments charge it
+// themselves (see Charge).
+const hostCallCost = 64
 
 // Bulk memory and table instructions take time in proportion to their
 // length, which is on top of the stack when they run: they charge the budget
@@ -92,22 +108,39 @@ type rewriter struct {
 	typeResults [][]byte // per type: the encoded result types
 	resultCount []uint32 // per type: how many results
 	funcTypes   []uint32 // per defined function: its type
-	// wide: a memory or table is 64-bit, so a bulk instruction's length may
-	// be an i64; bulk instructions then poll instead of charging by length.
-	wide bool
+	// tables counts the tables, imported ones included; tableMin is the
+	// sum of their declared minimums (the entries they start with).
+	tables   uint32
+	tableMin uint64
+	// hasMemory: the module defines or imports a memory.
+	hasMemory bool
 
 	// indices of what we add
-	voidType, pollType uint32
-	blockTypes         map[string]uint32 // results -> type [] -> results, for multi-value functions
-	newBlockTypes      [][]byte          // their result encodings, in index order
-	newBlockCounts     []uint32
-	pollFunc           uint32
-	depthFunc          uint32
-	slowFunc           uint32
-	maxDepth           uint32 // the imported bound
-	budget, stop       uint32
-	deadline, depth    uint32
+	voidType, pollType, deltaType uint32
+	blockTypes                    map[string]uint32 // results -> type [] -> results, for multi-value functions
+	newBlockTypes                 [][]byte          // their result encodings, in index order
+	newBlockCounts                []uint32
+	pollFunc                      uint32
+	depthFunc                     uint32
+	slowFunc                      uint32 // polls and refills the budget
+	tableDeltaFunc                uint32 // before table.grow: refuses growth past the limits
+	tableGrownFunc                uint32 // after table.grow: recounts the entries and polls
+	memoryDeltaFunc               uint32 // before memory.grow: refuses growth past the budget
+	maxDepth                      uint32 // the imported bounds
+	maxEntries, memoryBytes       uint32
+	budget, stop                  uint32
+	deadline, depth               uint32
+	tableEntries, hostBytes       uint32
 }
+
+// Functions and globals Instrument adds.
+const (
+	addedImportedFuncs   = 2 // poll, call_depth_exceeded
+	addedImportedGlobals = 3 // max_call_depth, max_table_entries, memory_bytes
+	addedTypes           = 3 // void, poll, delta
+	addedGlobals         = 6 // budget, stop, deadline, depth, table entries, host bytes
+	addedFuncs           = 4 // slow, table delta, table grown, memory delta
+)
 
 // Instrument returns a copy of the WebAssembly binary wasm rewritten so that
 // the guest can be stopped at its deadline whatever it does:
@@ -120,7 +153,16 @@ type rewriter struct {
 //     refills the budget;
 //   - memory.grow and table.grow poll right after they return, and bulk
 //     memory and table instructions charge the budget by their length and
-//     poll if it ran out: their cost is not one instruction's;
+//     poll if it ran out: their cost is not one instruction's; a call to an
+//     imported (host) function charges hostCallCost;
+//   - memory.grow and table.grow first pass their delta through a function
+//     that replaces it by 0xffffffff, which makes the grow fail with -1
+//     (as the wasm semantics of a refused grow) without wazero allocating
+//     anything, when the instance's linear memory, its table entries at 8
+//     bytes each and the bytes its host keeps for it (SetHostBytes) would
+//     exceed LimitsModule.memory_bytes, or its table entries
+//     LimitsModule.max_table_entries; table entries are recounted after
+//     every table.grow;
 //   - every function that calls the module's functions (leaves cannot nest
 //     further) adds its frame's weight (see Limits.MaxCallDepth) to
 //     DepthGlobal on entry and calls HostModule.CallDepthFunction if the
@@ -131,10 +173,11 @@ type rewriter struct {
 //     catch exceptions keep their depth in a local and restore it where a
 //     handler or a branch from one can land, since an exception skips the
 //     frames it unwinds;
-//   - StopGlobal, DeadlineGlobal and DepthGlobal are exported, for Watch.
+//   - the stop reason, deadline, depth, budget, table entries and host
+//     bytes are exported globals, for Watch, Charge and MemoryInUse.
 //
-// The three imports are added after the existing ones, so defined functions
-// shift up by two and defined globals by one.
+// The five imports are added after the existing ones, so defined functions
+// shift up by two and defined globals by three.
 //
 // Custom sections are kept except those holding code offsets or relocations
 // (DWARF, linking, source maps), which would be wrong afterwards; the name
@@ -185,15 +228,23 @@ func instrument(wasm []byte) []byte {
 	}
 	rw.voidType = rw.types
 	rw.pollType = rw.types + 1
+	rw.deltaType = rw.types + 2
 	rw.planBlockTypes()
 	rw.pollFunc = rw.importedFuncs
 	rw.depthFunc = rw.importedFuncs + 1
-	rw.slowFunc = rw.importedFuncs + 2 + rw.definedFuncs
+	rw.slowFunc = rw.importedFuncs + addedImportedFuncs + rw.definedFuncs
+	rw.tableDeltaFunc = rw.slowFunc + 1
+	rw.tableGrownFunc = rw.slowFunc + 2
+	rw.memoryDeltaFunc = rw.slowFunc + 3
 	rw.maxDepth = rw.importedGlobals
-	rw.budget = rw.importedGlobals + 1 + rw.definedGlobals
+	rw.maxEntries = rw.importedGlobals + 1
+	rw.memoryBytes = rw.importedGlobals + 2
+	rw.budget = rw.importedGlobals + addedImportedGlobals + rw.definedGlobals
 	rw.stop = rw.budget + 1
 	rw.deadline = rw.budget + 2
 	rw.depth = rw.budget + 3
+	rw.tableEntries = rw.budget + 4
+	rw.hostBytes = rw.budget + 5
 
 	// Sections we must extend are created empty when absent, before the
 	// first section of a higher rank.

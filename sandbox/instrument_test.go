@@ -62,8 +62,7 @@ func TestInstrumentGoModule(t *testing.T) {
 	orig := goModule(t)
 	bin := mustInstrument(t, orig)
 	t.Logf("Go module: %d bytes, instrumented %d bytes (+%.1f%%)", len(orig), len(bin), 100*float64(len(bin)-len(orig))/float64(len(orig)))
-	ctx := context.Background()
-	mod, logs := instantiateGo(t, bin)
+	mod, ctx, logs := instantiateGo(t, bin)
 	w := Watch(ctx, mod, time.Minute)
 	if _, err := mod.ExportedFunction("_initialize").Call(ctx); err != nil {
 		t.Fatalf("_initialize: %v (logs %q)", err, logs.String())

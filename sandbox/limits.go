@@ -23,6 +23,9 @@ var (
 	// The call fails with an error wrapping it (a trap: the instance must be
 	// discarded).
 	ErrCallDepth = errors.New("sandbox: call depth exceeded")
+	// ErrLimit: a module is over one of the load-time limits; Verify's
+	// *LimitError says which.
+	ErrLimit = errors.New("sandbox: module over a limit")
 )
 
 // WasmPageSize is the size of a WebAssembly memory page.
@@ -40,6 +43,37 @@ const (
 	// deeper than 10,000 levels long before its decoder gets there) and keeps
 	// wazero's call stack to a few megabytes.
 	DefaultMaxCallDepth = 10_000
+	// DefaultCompileTimeout leaves a cold compile of a standard Go plugin
+	// (~3 s of CPU, several times that under -race or on a loaded machine)
+	// plenty of room.
+	DefaultCompileTimeout = 2 * time.Minute
+	// DefaultMinInitTimeout is the least InitTimeout defaults to.
+	DefaultMinInitTimeout = 5 * time.Second
+)
+
+// Defaults of the load-time limits, measured on the example plugins (the
+// largest, team-rules, a standard Go plugin, is 3.9 MB: 2,403 functions,
+// 6,499 table entries, 41,743 data segments of 1 MB, blocks nested 549
+// deep, a br_table of 964 targets; see RATIONALE.md) and set well above
+// them.
+const (
+	DefaultMaxModuleBytes     = 32 << 20
+	DefaultMaxFunctions       = 100_000
+	DefaultMaxTypes           = 10_000
+	DefaultMaxGlobals         = 10_000
+	DefaultMaxImports         = 1_000
+	DefaultMaxExports         = 10_000
+	DefaultMaxTables          = 16
+	DefaultMaxTableEntries    = 250_000
+	DefaultMaxElementSegments = 1_000
+	DefaultMaxElementEntries  = 250_000
+	DefaultMaxDataSegments    = 500_000
+	DefaultMaxDataBytes       = 16 << 20
+	DefaultMaxLocals          = 10_000
+	DefaultMaxFunctionBytes   = 1 << 20
+	DefaultMaxBrTableTargets  = 10_000
+	DefaultMaxBlockDepth      = 10_000
+	DefaultMaxCustomBytes     = 16 << 20
 )
 
 // Upper bounds accepted by Validate. They catch typos (a timeout in seconds
@@ -49,12 +83,15 @@ const (
 	maxTimeout     = 10 * time.Minute
 	maxSize        = 1 << 30
 	maxCallDepth   = 1_000_000 // wazero's own stack ceiling (400 MB) is near
+	maxCount       = 1 << 30
 )
 
 // Limits bound one plugin. A zero field means "the default"; see WithDefaults.
 type Limits struct {
-	// MemoryBytes caps a plugin's linear memory; rounded down to whole 64 KiB
-	// pages. Default 32 MiB.
+	// MemoryBytes caps a plugin's memory: its linear memory, its tables
+	// (8 bytes an entry) and whatever the host keeps for it (the Extism
+	// kernel's blocks) together; rounded down to whole 64 KiB pages for the
+	// linear memory. Default 32 MiB.
 	MemoryBytes uint64
 	// Timeout is the deadline of one call. Default 100 ms.
 	Timeout time.Duration
@@ -73,40 +110,129 @@ type Limits struct {
 	// functions) does not count, as it cannot nest further. Deeper calls
 	// fail with ErrCallDepth. Default 10,000.
 	MaxCallDepth int
+
+	// CompileTimeout bounds compiling the module. wazero's compiler cannot
+	// be interrupted inside a function, so a host runs it where it can be
+	// abandoned. Default 2 minutes.
+	CompileTimeout time.Duration
+	// InitTimeout bounds making an instance ready: instantiation (with the
+	// module's start function), _initialize, and the load-time calls
+	// permhost_abi and permhost_describe. Default max(10×Timeout, 5 s).
+	InitTimeout time.Duration
+
+	// The load-time limits: Verify refuses a module over any of them
+	// before it is compiled. They bound what wazero allocates and how long
+	// it takes to decode, compile and instantiate a module, which no
+	// deadline check inside the guest can (a single br_table of 400,000
+	// targets took 21 s to compile, a module of a million passive elements
+	// gigabytes to instantiate).
+
+	// MaxModuleBytes bounds the module's size. Default 32 MiB.
+	MaxModuleBytes int
+	// MaxFunctions bounds the functions a module defines. Default 100,000.
+	MaxFunctions int
+	// MaxTypes bounds the function types. Default 10,000.
+	MaxTypes int
+	// MaxGlobals bounds the globals, imported ones included. Default 10,000.
+	MaxGlobals int
+	// MaxImports bounds the imports. Default 1,000.
+	MaxImports int
+	// MaxExports bounds the exports. Default 10,000.
+	MaxExports int
+	// MaxTables bounds the tables. Default 16.
+	MaxTables int
+	// MaxTableEntries bounds the entries of all of a module's tables
+	// together: their declared minimums at load, each declared maximum, and
+	// at run time table.grow, which returns -1 past it (as past a table's own
+	// maximum). Default 250,000.
+	MaxTableEntries int
+	// MaxElementSegments bounds the element segments. Default 1,000.
+	MaxElementSegments int
+	// MaxElementEntries bounds the entries of all element segments
+	// together. Default 250,000.
+	MaxElementEntries int
+	// MaxDataSegments bounds the data segments. Default 500,000.
+	MaxDataSegments int
+	// MaxDataBytes bounds the bytes of all data segments together.
+	// Default 16 MiB.
+	MaxDataBytes int
+	// MaxLocals bounds the parameters and locals of one function.
+	// Default 10,000.
+	MaxLocals int
+	// MaxFunctionBytes bounds the size of one function body. Default 1 MiB.
+	MaxFunctionBytes int
+	// MaxBrTableTargets bounds the targets of one br_table (wazero's
+	// compile time grows with their square). Default 10,000.
+	MaxBrTableTargets int
+	// MaxBlockDepth bounds how deeply blocks, loops, ifs and trys nest in
+	// one function. Default 10,000.
+	MaxBlockDepth int
+	// MaxCustomBytes bounds the bytes of all custom sections (names,
+	// producers, debug information) together. Default 16 MiB.
+	MaxCustomBytes int
+}
+
+// intLimit is one of the int fields of Limits, for the code that treats
+// them alike.
+type intLimit struct {
+	name string
+	v    *int
+	def  int
+	max  int
+}
+
+// intLimits lists l's int fields with their defaults and the largest value
+// Validate accepts.
+func (l *Limits) intLimits() []intLimit {
+	return []intLimit{
+		{"MaxOutput", &l.MaxOutput, DefaultMaxOutput, maxSize},
+		{"MaxInput", &l.MaxInput, DefaultMaxInput, maxSize},
+		{"MaxLogBytes", &l.MaxLogBytes, DefaultMaxLogBytes, maxSize},
+		{"MaxCallDepth", &l.MaxCallDepth, DefaultMaxCallDepth, maxCallDepth},
+		{"MaxModuleBytes", &l.MaxModuleBytes, DefaultMaxModuleBytes, maxSize},
+		{"MaxFunctions", &l.MaxFunctions, DefaultMaxFunctions, maxCount},
+		{"MaxTypes", &l.MaxTypes, DefaultMaxTypes, maxCount},
+		{"MaxGlobals", &l.MaxGlobals, DefaultMaxGlobals, maxCount},
+		{"MaxImports", &l.MaxImports, DefaultMaxImports, maxCount},
+		{"MaxExports", &l.MaxExports, DefaultMaxExports, maxCount},
+		{"MaxTables", &l.MaxTables, DefaultMaxTables, maxCount},
+		// wazero's tables and table.grow stop short of 2^32 entries.
+		{"MaxTableEntries", &l.MaxTableEntries, DefaultMaxTableEntries, maxCount},
+		{"MaxElementSegments", &l.MaxElementSegments, DefaultMaxElementSegments, maxCount},
+		{"MaxElementEntries", &l.MaxElementEntries, DefaultMaxElementEntries, maxCount},
+		{"MaxDataSegments", &l.MaxDataSegments, DefaultMaxDataSegments, maxCount},
+		{"MaxDataBytes", &l.MaxDataBytes, DefaultMaxDataBytes, maxSize},
+		{"MaxLocals", &l.MaxLocals, DefaultMaxLocals, maxCount},
+		{"MaxFunctionBytes", &l.MaxFunctionBytes, DefaultMaxFunctionBytes, maxSize},
+		{"MaxBrTableTargets", &l.MaxBrTableTargets, DefaultMaxBrTableTargets, maxCount},
+		{"MaxBlockDepth", &l.MaxBlockDepth, DefaultMaxBlockDepth, maxCount},
+		{"MaxCustomBytes", &l.MaxCustomBytes, DefaultMaxCustomBytes, maxSize},
+	}
 }
 
 // DefaultLimits returns the default limits.
 func DefaultLimits() Limits {
-	return Limits{
-		MemoryBytes:  DefaultMemoryBytes,
-		Timeout:      DefaultTimeout,
-		MaxOutput:    DefaultMaxOutput,
-		MaxInput:     DefaultMaxInput,
-		MaxLogBytes:  DefaultMaxLogBytes,
-		MaxCallDepth: DefaultMaxCallDepth,
-	}
+	return Limits{}.WithDefaults()
 }
 
 // WithDefaults returns l with every zero field set to its default.
 func (l Limits) WithDefaults() Limits {
-	d := DefaultLimits()
 	if l.MemoryBytes == 0 {
-		l.MemoryBytes = d.MemoryBytes
+		l.MemoryBytes = DefaultMemoryBytes
 	}
 	if l.Timeout == 0 {
-		l.Timeout = d.Timeout
+		l.Timeout = DefaultTimeout
 	}
-	if l.MaxOutput == 0 {
-		l.MaxOutput = d.MaxOutput
+	if l.CompileTimeout == 0 {
+		l.CompileTimeout = DefaultCompileTimeout
 	}
-	if l.MaxInput == 0 {
-		l.MaxInput = d.MaxInput
+	if l.InitTimeout == 0 {
+		l.InitTimeout = max(10*l.Timeout, DefaultMinInitTimeout)
 	}
-	if l.MaxLogBytes == 0 {
-		l.MaxLogBytes = d.MaxLogBytes
-	}
-	if l.MaxCallDepth == 0 {
-		l.MaxCallDepth = d.MaxCallDepth
+	for _, f := range l.intLimits() {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
 	}
 	return l
 }
@@ -122,24 +248,24 @@ func (l Limits) Validate() error {
 		return bad("MemoryBytes", "is %d, less than one 64 KiB page", l.MemoryBytes)
 	case l.MemoryBytes > maxMemoryBytes:
 		return bad("MemoryBytes", "is %d, more than the 4 GiB a 32-bit module can address", l.MemoryBytes)
-	case l.Timeout < 0:
-		return bad("Timeout", "is negative (%v)", l.Timeout)
-	case l.Timeout > maxTimeout:
-		return bad("Timeout", "is %v, more than %v", l.Timeout, maxTimeout)
-	case l.MaxCallDepth < 0:
-		return bad("MaxCallDepth", "is negative (%d)", l.MaxCallDepth)
-	case l.MaxCallDepth > maxCallDepth:
-		return bad("MaxCallDepth", "is %d, more than %d", l.MaxCallDepth, maxCallDepth)
 	}
-	for _, f := range []struct {
+	for _, d := range []struct {
 		name string
-		v    int
-	}{{"MaxOutput", l.MaxOutput}, {"MaxInput", l.MaxInput}, {"MaxLogBytes", l.MaxLogBytes}} {
-		if f.v < 0 {
-			return bad(f.name, "is negative (%d)", f.v)
+		v    time.Duration
+	}{{"Timeout", l.Timeout}, {"CompileTimeout", l.CompileTimeout}, {"InitTimeout", l.InitTimeout}} {
+		if d.v < 0 {
+			return bad(d.name, "is negative (%v)", d.v)
 		}
-		if f.v > maxSize {
-			return bad(f.name, "is %d, more than 1 GiB", f.v)
+		if d.v > maxTimeout {
+			return bad(d.name, "is %v, more than %v", d.v, maxTimeout)
+		}
+	}
+	for _, f := range l.intLimits() {
+		if *f.v < 0 {
+			return bad(f.name, "is negative (%d)", *f.v)
+		}
+		if *f.v > f.max {
+			return bad(f.name, "is %d, more than %d", *f.v, f.max)
 		}
 	}
 	return nil

@@ -33,7 +33,7 @@ func (rw *rewriter) survey(s section) {
 	case secImport:
 		for n := r.count(); n > 0; n-- {
 			mod, name := r.name(), r.name()
-			if mod == HostModule || mod == LimitsModule {
+			if mod == hostModule || mod == limitsModule {
 				fail("module already imports %s.%s", mod, name)
 			}
 			switch kind := r.byte(); kind {
@@ -42,9 +42,9 @@ func (rw *rewriter) survey(s section) {
 				rw.importedFuncs++
 			case 0x01:
 				r.valtype()
-				rw.wide = r.limits() || rw.wide
+				rw.table(r)
 			case 0x02:
-				rw.wide = r.limits() || rw.wide
+				rw.memory(r)
 			case 0x03:
 				r.valtype()
 				r.byte()
@@ -75,21 +75,21 @@ func (rw *rewriter) survey(s section) {
 				}
 			}
 			r.valtype()
-			rw.wide = r.limits() || rw.wide
+			rw.table(r)
 			if init {
 				skipExpr(r) // renumbered by rewrite
 			}
 		}
 	case secMemory:
 		for n := r.count(); n > 0; n-- {
-			rw.wide = r.limits() || rw.wide
+			rw.memory(r)
 		}
 	case secGlobal:
 		rw.definedGlobals = r.count()
 		return // parsed by rewrite, once the index arithmetic is known
 	case secExport:
 		for n := r.count(); n > 0; n-- {
-			if name := r.name(); name == StopGlobal || name == DeadlineGlobal || name == DepthGlobal {
+			if name := r.name(); isAddedExport(name) {
 				fail("module already exports %q (instrumented twice?)", name)
 			}
 			r.byte()
@@ -101,6 +101,37 @@ func (rw *rewriter) survey(s section) {
 	if !r.eof() {
 		fail("section %d has %d trailing bytes", s.id, len(r.b)-r.off)
 	}
+}
+
+// addedExports are the names of the globals Instrument exports.
+var addedExports = []string{stopGlobal, deadlineGlobal, depthGlobal, budgetGlobal, tableEntriesGlobal, hostBytesGlobal}
+
+func isAddedExport(name string) bool {
+	for _, n := range addedExports {
+		if name == n {
+			return true
+		}
+	}
+	return false
+}
+
+// table reads a table's limits. 64-bit tables and memories are refused:
+// wazero does not run them, and the checks Instrument adds are for 32-bit
+// lengths.
+func (rw *rewriter) table(r *reader) {
+	is64, min, _, _ := r.limitsOf()
+	if is64 {
+		fail("64-bit tables are not supported")
+	}
+	rw.tables++
+	rw.tableMin += min
+}
+
+func (rw *rewriter) memory(r *reader) {
+	if is64, _, _, _ := r.limitsOf(); is64 {
+		fail("64-bit memories are not supported")
+	}
+	rw.hasMemory = true
 }
 
 // planBlockTypes adds a type [] -> results for each distinct result list of
@@ -117,33 +148,33 @@ func (rw *rewriter) planBlockTypes() {
 		if rw.blockTypes == nil {
 			rw.blockTypes = map[string]uint32{}
 		}
-		rw.blockTypes[key] = rw.types + 2 + uint32(len(rw.newBlockTypes))
+		rw.blockTypes[key] = rw.types + addedTypes + uint32(len(rw.newBlockTypes))
 		rw.newBlockTypes = append(rw.newBlockTypes, rw.typeResults[t])
 		rw.newBlockCounts = append(rw.newBlockCounts, rw.resultCount[t])
 	}
 }
 
 // funcIndex renumbers a function index: defined functions move up past the
-// two imported functions Instrument adds.
+// imported functions Instrument adds.
 func (rw *rewriter) funcIndex(idx uint32) uint32 {
 	if idx >= rw.importedFuncs+rw.definedFuncs {
 		fail("function index %d out of range", idx)
 	}
 	if idx >= rw.importedFuncs {
-		return idx + 2
+		return idx + addedImportedFuncs
 	}
 	return idx
 }
 
 // globalIndex renumbers a global index: defined globals move up past the
-// imported global Instrument adds. Out-of-range indices would otherwise
+// imported globals Instrument adds. Out-of-range indices would otherwise
 // reach the globals we add.
 func (rw *rewriter) globalIndex(idx uint32) uint32 {
 	if idx >= rw.importedGlobals+rw.definedGlobals {
 		fail("global index %d out of range", idx)
 	}
 	if idx >= rw.importedGlobals {
-		return idx + 1
+		return idx + addedImportedGlobals
 	}
 	return idx
 }
@@ -165,10 +196,11 @@ func (rw *rewriter) rewrite(s section) []byte {
 		}
 		return s.content
 	case secType:
-		out = appendU32(out, r.count()+2+uint32(len(rw.newBlockTypes)))
+		out = appendU32(out, r.count()+addedTypes+uint32(len(rw.newBlockTypes)))
 		out = append(out, s.content[r.off:]...)
 		out = append(out, 0x60, 0x00, 0x00)             // voidType: [] -> []
 		out = append(out, 0x60, 0x01, 0x7e, 0x01, 0x7f) // pollType: [i64] -> [i32]
+		out = append(out, 0x60, 0x01, 0x7f, 0x01, 0x7f) // deltaType: [i32] -> [i32]
 		for i, results := range rw.newBlockTypes {
 			out = append(out, 0x60, 0x00)
 			out = appendU32(out, rw.newBlockCounts[i])
@@ -176,23 +208,32 @@ func (rw *rewriter) rewrite(s section) []byte {
 		}
 		return out
 	case secImport:
-		out = appendU32(out, r.count()+3)
+		out = appendU32(out, r.count()+addedImportedFuncs+addedImportedGlobals)
 		out = append(out, s.content[r.off:]...)
-		out = appendName(out, HostModule)
-		out = appendName(out, PollFunction)
+		out = appendName(out, hostModule)
+		out = appendName(out, pollFunction)
 		out = append(out, 0x00)
 		out = appendU32(out, rw.pollType)
-		out = appendName(out, HostModule)
-		out = appendName(out, CallDepthFunction)
+		out = appendName(out, hostModule)
+		out = appendName(out, callDepthFunction)
 		out = append(out, 0x00)
 		out = appendU32(out, rw.voidType)
-		out = appendName(out, LimitsModule)
-		out = appendName(out, MaxCallDepthGlobal)
-		return append(out, 0x03, 0x7f, 0x00) // immutable i32
+		out = appendName(out, limitsModule)
+		out = appendName(out, maxCallDepthGlobal)
+		out = append(out, 0x03, 0x7f, 0x00) // immutable i32
+		out = appendName(out, limitsModule)
+		out = appendName(out, maxTableEntriesGlobal)
+		out = append(out, 0x03, 0x7e, 0x00) // immutable i64
+		out = appendName(out, limitsModule)
+		out = appendName(out, memoryBytesGlobal)
+		return append(out, 0x03, 0x7e, 0x00) // immutable i64
 	case secFunction:
-		out = appendU32(out, r.count()+1)
+		out = appendU32(out, r.count()+addedFuncs)
 		out = append(out, s.content[r.off:]...)
-		return appendU32(out, rw.voidType)
+		out = appendU32(out, rw.voidType)   // slow
+		out = appendU32(out, rw.deltaType)  // table delta
+		out = appendU32(out, rw.deltaType)  // table grown
+		return appendU32(out, rw.deltaType) // memory delta
 	case secTable:
 		n := r.count()
 		out = appendU32(out, n)
@@ -215,7 +256,7 @@ func (rw *rewriter) rewrite(s section) []byte {
 		}
 	case secGlobal:
 		n := r.count()
-		out = appendU32(out, n+4)
+		out = appendU32(out, n+addedGlobals)
 		for ; n > 0; n-- {
 			start := r.off
 			r.valtype()
@@ -229,9 +270,13 @@ func (rw *rewriter) rewrite(s section) []byte {
 		out = append(out, 0x7f, 0x01, 0x41, 0x00, 0x0b) // stop
 		out = append(out, 0x7e, 0x01, 0x42, 0x00, 0x0b) // deadline
 		out = append(out, 0x7f, 0x01, 0x41, 0x00, 0x0b) // depth
+		out = append(out, 0x7e, 0x01, 0x42)             // table entries: the tables' minimums
+		out = appendS64(out, int64(min(rw.tableMin, math.MaxInt64)))
+		out = append(out, 0x0b)
+		out = append(out, 0x7e, 0x01, 0x42, 0x00, 0x0b) // host bytes
 	case secExport:
 		n := r.count()
-		out = appendU32(out, n+3)
+		out = appendU32(out, n+uint32(len(addedExports)))
 		for ; n > 0; n-- {
 			out = appendName(out, r.name())
 			kind := r.byte()
@@ -245,15 +290,11 @@ func (rw *rewriter) rewrite(s section) []byte {
 			out = append(out, kind)
 			out = appendU32(out, idx)
 		}
-		out = appendName(out, StopGlobal)
-		out = append(out, 0x03)
-		out = appendU32(out, rw.stop)
-		out = appendName(out, DeadlineGlobal)
-		out = append(out, 0x03)
-		out = appendU32(out, rw.deadline)
-		out = appendName(out, DepthGlobal)
-		out = append(out, 0x03)
-		out = appendU32(out, rw.depth)
+		for i, g := range []uint32{rw.stop, rw.deadline, rw.depth, rw.budget, rw.tableEntries, rw.hostBytes} {
+			out = appendName(out, addedExports[i])
+			out = append(out, 0x03)
+			out = appendU32(out, g)
+		}
 	case secStart:
 		out = appendU32(out, rw.funcIndex(r.u32()))
 	case secElement:
@@ -388,7 +429,7 @@ func (rw *rewriter) code(r *reader) []byte {
 	if n != rw.definedFuncs {
 		fail("code section has %d bodies for %d functions", n, rw.definedFuncs)
 	}
-	out := appendU32(nil, n+1)
+	out := appendU32(nil, n+addedFuncs)
 	var body []byte
 	var weights []int
 	for i := uint32(0); i < n; i++ {
@@ -397,9 +438,11 @@ func (rw *rewriter) code(r *reader) []byte {
 		out = appendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
-	slow := rw.slowBody()
-	out = appendU32(out, uint32(len(slow)))
-	return append(out, slow...)
+	for _, b := range [][]byte{rw.slowBody(), rw.tableDeltaBody(), rw.tableGrownBody(), rw.memoryDeltaBody()} {
+		out = appendU32(out, uint32(len(b)))
+		out = append(out, b...)
+	}
+	return out
 }
 
 // What the rewriter does around an instruction besides renumbering.
@@ -489,6 +532,9 @@ func (rw *rewriter) body(out []byte, weights []int, b []byte, typ uint32) ([]byt
 		switch b[start] {
 		case 0x10, 0x12: // call, return_call: host functions never call back
 			calls = calls || idx >= rw.importedFuncs
+			if idx < rw.importedFuncs {
+				weights[cur] += hostCallCost - 1
+			}
 		case 0x11, 0x13, 0x14, 0x15: // indirect and by reference: may be ours
 			calls = true
 		}
@@ -525,7 +571,7 @@ emit:
 	// not counted: it cannot nest further, so it adds one frame at most.
 	f := frameCode{rw: rw, counted: calls, weight: uint32(min(1+next/slotsPerFrame, maxCallDepth+1))}
 	extra := uint32(0)
-	if hasBulk && !rw.wide {
+	if hasBulk {
 		f.scratch, extra = uint32(next), extra+1
 	}
 	if hasTry && calls {
@@ -552,6 +598,9 @@ emit:
 		switch op {
 		case opReturn:
 			out = f.leave(out)
+		case opGrow:
+			out = append(out, 0x10)
+			out = appendU32(out, rw.growDeltaFunc(b[start]))
 		case opMemBulk:
 			out = f.chargeBulk(out, memoryBulkShift)
 		case opTableBulk:
@@ -580,7 +629,7 @@ emit:
 			out = f.restore(out)
 		case op == opGrow:
 			out = append(out, 0x10)
-			out = appendU32(out, rw.slowFunc)
+			out = appendU32(out, rw.grownFunc(b[start]))
 		case op == opMemBulk, op == opTableBulk:
 			out = f.afterBulk(out)
 		}
@@ -684,12 +733,8 @@ func (f *frameCode) restore(out []byte) []byte {
 //	local.tee $scratch; global.get $budget; local.get $scratch
 //	i32.const shift; i32.shr_u; i32.sub; global.set $budget
 //
-// The shift keeps the charge positive for any length. With 64-bit memories
-// or tables the length may be an i64: afterBulk polls instead.
+// The shift keeps the charge positive for any length.
 func (f *frameCode) chargeBulk(out []byte, shift int) []byte {
-	if f.rw.wide {
-		return out
-	}
 	rw := f.rw
 	out = append(out, 0x22)
 	out = appendU32(out, f.scratch)
@@ -704,15 +749,9 @@ func (f *frameCode) chargeBulk(out []byte, shift int) []byte {
 }
 
 // afterBulk appends, after a bulk instruction, the second half of a check:
-// global.get $budget; i32.const 0; i32.lt_s; if; call $slow; end. (A
-// plain call $slow with 64-bit memories or tables.)
+// global.get $budget; i32.const 0; i32.lt_s; if; call $slow; end.
 func (f *frameCode) afterBulk(out []byte) []byte {
-	rw := f.rw
-	if rw.wide {
-		out = append(out, 0x10)
-		return appendU32(out, rw.slowFunc)
-	}
-	return rw.appendSlowIfSpent(out)
+	return f.rw.appendSlowIfSpent(out)
 }
 
 // appendSlowIfSpent appends
@@ -760,6 +799,125 @@ func (rw *rewriter) slowBody() []byte {
 	out = append(out, 0x24)
 	out = appendU32(out, rw.budget)
 	return append(out, 0x0b)
+}
+
+// growDeltaFunc is the function a grow whose opcode starts with op passes
+// its delta through first: 0x40 memory.grow, 0xfc table.grow.
+func (rw *rewriter) growDeltaFunc(op byte) uint32 {
+	if op == 0x40 {
+		return rw.memoryDeltaFunc
+	}
+	return rw.tableDeltaFunc
+}
+
+// grownFunc is the function called on a grow's result.
+func (rw *rewriter) grownFunc(op byte) uint32 {
+	if op == 0x40 {
+		return rw.slowFunc
+	}
+	return rw.tableGrownFunc
+}
+
+// appendBudgetBytes appends the bytes counted against the memory budget
+// besides the linear memory, as an i64: the table entries at 8 bytes each
+// and the host's bytes.
+//
+//	global.get $table_entries; i64.const 3; i64.shl
+//	global.get $host_bytes; i64.add
+func (rw *rewriter) appendBudgetBytes(out []byte) []byte {
+	out = append(out, 0x23)
+	out = appendU32(out, rw.tableEntries)
+	out = append(out, 0x42, 3, 0x86, 0x23)
+	out = appendU32(out, rw.hostBytes)
+	return append(out, 0x7c)
+}
+
+// appendRefuseIfOver appends, with an i64 of bytes or entries below an
+// i64 bound on the stack,
+//
+//	i64.gt_u; if; i32.const -1; return; end
+//
+// -1 (0xffffffff) as a grow's delta makes it fail without allocating.
+func appendRefuseIfOver(out []byte) []byte {
+	return append(out, 0x56, 0x04, 0x40, 0x41, 0x7f, 0x0f, 0x0b)
+}
+
+// appendZeroDelta appends local.get 0; i32.eqz; if; i32.const 0; return;
+// end: growing by 0 always succeeds.
+func appendZeroDelta(out []byte) []byte {
+	return append(out, 0x20, 0, 0x45, 0x04, 0x40, 0x41, 0, 0x0f, 0x0b)
+}
+
+// tableDeltaBody is the function table.grow passes its delta (param 0)
+// through: it returns the delta, or 0xffffffff when the new total of table
+// entries would exceed $max_table_entries or, with the linear memory and the
+// host's bytes, the memory budget.
+//
+//	(local $total i64)
+//	local.get 0; i64.extend_i32_u; global.get $table_entries; i64.add
+//	local.tee $total; global.get $max_table_entries; refuse if over
+//	local.get $total; i64.const 3; i64.shl
+//	(memory.size; i64.extend_i32_u; i64.const 16; i64.shl; i64.add)
+//	global.get $host_bytes; i64.add; global.get $memory_bytes; refuse if over
+//	local.get 0
+func (rw *rewriter) tableDeltaBody() []byte {
+	out := []byte{1, 1, 0x7e} // one i64 local
+	out = appendZeroDelta(out)
+	out = append(out, 0x20, 0, 0xad, 0x23)
+	out = appendU32(out, rw.tableEntries)
+	out = append(out, 0x7c, 0x22, 1, 0x23)
+	out = appendU32(out, rw.maxEntries)
+	out = appendRefuseIfOver(out)
+	out = append(out, 0x20, 1, 0x42, 3, 0x86)
+	if rw.hasMemory {
+		out = append(out, 0x3f, 0, 0xad, 0x42, 16, 0x86, 0x7c)
+	}
+	out = append(out, 0x23)
+	out = appendU32(out, rw.hostBytes)
+	out = append(out, 0x7c, 0x23)
+	out = appendU32(out, rw.memoryBytes)
+	out = appendRefuseIfOver(out)
+	return append(out, 0x20, 0, 0x0b)
+}
+
+// tableGrownBody is called with table.grow's result (param 0), which it
+// returns: it recounts the entries of every table, then polls.
+//
+//	i64.const 0; (table.size t; i64.extend_i32_u; i64.add)*
+//	global.set $table_entries; call $slow; local.get 0
+func (rw *rewriter) tableGrownBody() []byte {
+	out := []byte{0, 0x42, 0}
+	for t := uint32(0); t < rw.tables; t++ {
+		out = append(out, 0xfc, 16)
+		out = appendU32(out, t)
+		out = append(out, 0xad, 0x7c)
+	}
+	out = append(out, 0x24)
+	out = appendU32(out, rw.tableEntries)
+	out = append(out, 0x10)
+	out = appendU32(out, rw.slowFunc)
+	return append(out, 0x20, 0, 0x0b)
+}
+
+// memoryDeltaBody is the function memory.grow passes its delta (param 0, in
+// pages) through: it returns the delta, or 0xffffffff when the grown memory
+// with the tables and the host's bytes would exceed the memory budget.
+//
+//	memory.size; i64.extend_i32_u; local.get 0; i64.extend_i32_u; i64.add
+//	i64.const 16; i64.shl; (table and host bytes); i64.add
+//	global.get $memory_bytes; refuse if over; local.get 0
+func (rw *rewriter) memoryDeltaBody() []byte {
+	out := []byte{0}
+	if !rw.hasMemory { // no memory.grow can validate: any body will do
+		return append(out, 0x20, 0, 0x0b)
+	}
+	out = appendZeroDelta(out)
+	out = append(out, 0x3f, 0, 0xad, 0x20, 0, 0xad, 0x7c, 0x42, 16, 0x86)
+	out = rw.appendBudgetBytes(out)
+	out = append(out, 0x7c, 0x23)
+	out = appendU32(out, rw.memoryBytes)
+	out = appendRefuseIfOver(out)
+	return append(out, 0x20, 0, 0x0b)
 }
 
 // names renumbers the function and global indices of the name section

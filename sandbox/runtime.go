@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -14,21 +13,25 @@ import (
 
 // What an instrumented module imports: the host function it calls to check
 // its deadline, the one it calls when its calls nest too deeply, and the
-// depth bound. NewRuntime provides them; Instrument refuses modules that
-// import from HostModule or LimitsModule themselves.
+// bounds. NewRuntime provides them; Instrument refuses modules that import
+// from hostModule or limitsModule themselves.
 const (
-	HostModule        = "permhost:sandbox"
-	PollFunction      = "poll"
-	CallDepthFunction = "call_depth_exceeded"
-	// LimitsModule is a separate (WebAssembly) module because wazero's host
-	// modules export functions only.
-	LimitsModule       = "permhost:sandbox/limits"
-	MaxCallDepthGlobal = "max_call_depth"
+	hostModule        = "permhost:sandbox"
+	pollFunction      = "poll"
+	callDepthFunction = "call_depth_exceeded"
+	// limitsModule is a separate (WebAssembly) module because wazero's host
+	// modules export functions only. Its globals hold the limits, so that
+	// an instrumented module, and the compile cache keyed by it, do not
+	// depend on them.
+	limitsModule          = "permhost:sandbox/limits"
+	maxCallDepthGlobal    = "max_call_depth"    // i32
+	maxTableEntriesGlobal = "max_table_entries" // i64
+	memoryBytesGlobal     = "memory_bytes"      // i64
 )
 
-// AllowedImportModules are the only modules a plugin may import from (besides
-// HostModule.PollFunction, which Instrument adds).
-var AllowedImportModules = []string{
+// allowedImportModules are the only modules a plugin may import from
+// (besides hostModule, whose functions Instrument adds).
+var allowedImportModules = []string{
 	"extism:host/env",
 	"extism:host/user",
 	wasi_snapshot_preview1.ModuleName,
@@ -91,67 +94,81 @@ func NewRuntime(ctx context.Context, l Limits, cache wazero.CompilationCache) (w
 		cfg = cfg.WithCompilationCache(cache)
 	}
 	r := wazero.NewRuntimeWithConfig(ctx, cfg)
-	if err := instantiateHostModules(ctx, r, l.MaxCallDepth); err != nil {
+	if err := instantiateHostModules(ctx, r, l); err != nil {
 		r.Close(ctx)
 		return nil, err
 	}
 	return r, nil
 }
 
-// instantiateHostModules adds WASI, HostModule and LimitsModule (with the
-// bound maxCallDepth) to r.
-func instantiateHostModules(ctx context.Context, r wazero.Runtime, maxCallDepth int) error {
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
+// instantiateHostModules adds WASI (with the functions whose work grows
+// with their arguments replaced by bounded ones, see wasi.go), hostModule
+// and limitsModule (with l's bounds) to r.
+func instantiateHostModules(ctx context.Context, r wazero.Runtime, l Limits) error {
+	l = l.WithDefaults()
+	w := r.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
+	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(w)
+	exportBoundedWASI(w) // later exports replace earlier ones
+	if _, err := w.Instantiate(ctx); err != nil {
 		return fmt.Errorf("sandbox: instantiating WASI: %w", err)
 	}
 	// Made once: the guest calls it only to fail, and then from a stack
 	// thousands of frames deep, where allocating is no help.
-	tooDeep := fmt.Errorf("%w: stack overflow, calls nested deeper than Limits.MaxCallDepth (%d)", ErrCallDepth, maxCallDepth)
-	b := r.NewHostModuleBuilder(HostModule)
+	tooDeep := fmt.Errorf("%w: stack overflow, calls nested deeper than Limits.MaxCallDepth (%d)", ErrCallDepth, l.MaxCallDepth)
+	b := r.NewHostModuleBuilder(hostModule)
 	b.NewFunctionBuilder().
 		WithGoFunction(api.GoFunc(poll), []api.ValueType{api.ValueTypeI64}, []api.ValueType{api.ValueTypeI32}).
-		WithName(PollFunction).
-		Export(PollFunction)
+		WithName(pollFunction).
+		Export(pollFunction)
 	b.NewFunctionBuilder().
 		WithGoFunction(api.GoFunc(func(context.Context, []uint64) { panic(tooDeep) }), nil, nil).
-		WithName(CallDepthFunction).
-		Export(CallDepthFunction)
+		WithName(callDepthFunction).
+		Export(callDepthFunction)
 	if _, err := b.Instantiate(ctx); err != nil {
-		return fmt.Errorf("sandbox: instantiating %s: %w", HostModule, err)
+		return fmt.Errorf("sandbox: instantiating %s: %w", hostModule, err)
 	}
-	_, err := r.InstantiateWithConfig(ctx, limitsModule(maxCallDepth), wazero.NewModuleConfig().WithName(LimitsModule))
+	_, err := r.InstantiateWithConfig(ctx, limitsModuleBinary(l), wazero.NewModuleConfig().WithName(limitsModule))
 	if err != nil {
-		return fmt.Errorf("sandbox: instantiating %s: %w", LimitsModule, err)
+		return fmt.Errorf("sandbox: instantiating %s: %w", limitsModule, err)
 	}
 	return nil
 }
 
-// limitsModule is a module exporting only the immutable i32 global
-// MaxCallDepthGlobal = maxCallDepth.
-func limitsModule(maxCallDepth int) []byte {
-	global := []byte{1, 0x7f, 0x00, 0x41}
-	global = appendS64(global, int64(maxCallDepth))
+// limitsModuleBinary is a module exporting only immutable globals: the
+// i32 maxCallDepthGlobal and the i64 maxTableEntriesGlobal and
+// memoryBytesGlobal, from l.
+func limitsModuleBinary(l Limits) []byte {
+	global := []byte{3, 0x7f, 0x00, 0x41}
+	global = appendS64(global, int64(l.MaxCallDepth))
+	global = append(global, 0x0b, 0x7e, 0x00, 0x42)
+	global = appendS64(global, int64(l.MaxTableEntries))
+	global = append(global, 0x0b, 0x7e, 0x00, 0x42)
+	global = appendS64(global, int64(l.MemoryBytes))
 	global = append(global, 0x0b)
-	export := appendName([]byte{1}, MaxCallDepthGlobal)
-	export = append(export, 0x03, 0)
+	export := []byte{3}
+	for i, name := range []string{maxCallDepthGlobal, maxTableEntriesGlobal, memoryBytesGlobal} {
+		export = appendName(export, name)
+		export = append(export, 0x03, byte(i))
+	}
 	b := appendSection(append([]byte(nil), wasmHeader...), secGlobal, global)
 	return appendSection(b, secExport, export)
 }
 
 // ModuleConfig is the configuration of every plugin instance: no arguments,
-// no environment, no file system, an empty stdin, stdout and stderr to the
-// given writers (which should be bounded, see LimitedWriter), the real clocks
-// and crypto/rand (Go's runtime needs them). Sleeping is not real: wazero's
-// default nanosleep returns at once, so a guest that sleeps spins through its
-// checks instead of blocking the host inside a WASI call where no check can
-// run. The module name is empty so that any number of instances coexist, and
-// no start function runs: the host calls _initialize itself, under a
-// deadline.
-func ModuleConfig(stdout, stderr io.Writer) wazero.ModuleConfig {
+// no environment, no file system, an empty stdin, the real clocks and
+// crypto/rand (Go's runtime needs them). What the guest writes to stdout
+// and stderr goes to the writers of the call's context (see WithStdio), or
+// nowhere. Sleeping is not real: wazero's default nanosleep returns at
+// once, so a guest that sleeps spins through its checks instead of blocking
+// the host inside a WASI call where no check can run. The module name is
+// empty so that any number of instances coexist, and no exported start
+// function (_start) runs: the host calls _initialize itself, under a
+// deadline. The module's start section does run, inside instantiation: it
+// is instrumented like any function, so pass InstantiateModule a context
+// with a deadline.
+func ModuleConfig() wazero.ModuleConfig {
 	return wazero.NewModuleConfig().
 		WithName("").
-		WithStdout(stdout).
-		WithStderr(stderr).
 		WithSysWalltime().
 		WithSysNanotime().
 		WithRandSource(rand.Reader).
@@ -159,16 +176,16 @@ func ModuleConfig(stdout, stderr io.Writer) wazero.ModuleConfig {
 }
 
 // CheckImports returns an error wrapping ErrForbiddenImport, naming the first
-// import of m that is neither from AllowedImportModules nor one of the
-// functions Instrument adds.
+// import of m that is neither from the allowed modules (the Extism host
+// modules and WASI) nor one of the functions Instrument adds.
 func CheckImports(m wazero.CompiledModule) error {
 	for _, f := range m.ImportedFunctions() {
 		mod, name, _ := f.Import()
-		if mod == HostModule {
+		if mod == hostModule {
 			params, results := []api.ValueType{api.ValueTypeI64}, []api.ValueType{api.ValueTypeI32}
 			switch name {
-			case PollFunction:
-			case CallDepthFunction:
+			case pollFunction:
+			case callDepthFunction:
 				params, results = nil, nil
 			default:
 				return fmt.Errorf("%w: %s.%s", ErrForbiddenImport, mod, name)
@@ -191,7 +208,7 @@ func CheckImports(m wazero.CompiledModule) error {
 }
 
 func allowedModule(mod string) bool {
-	for _, a := range AllowedImportModules {
+	for _, a := range allowedImportModules {
 		if mod == a {
 			return true
 		}

@@ -51,6 +51,7 @@ func TestLimitsDefaults(t *testing.T) {
 	got := Limits{Timeout: time.Second, MemoryBytes: 3*WasmPageSize + 1}.WithDefaults()
 	want := DefaultLimits()
 	want.Timeout = time.Second
+	want.InitTimeout = 10 * time.Second // 10 × Timeout, over the 5 s floor
 	want.MemoryBytes = 3*WasmPageSize + 1
 	if got != want {
 		t.Errorf("WithDefaults = %+v, want %+v", got, want)
@@ -123,7 +124,7 @@ func TestCheckImports(t *testing.T) {
 	}
 	// A module that imports the poll function itself is refused by Instrument.
 	if _, err := Instrument(readTestdata(t, "imports/bad_poll.wasm")); !errors.Is(err, ErrInstrument) {
-		t.Errorf("Instrument of a module importing %s = %v, want ErrInstrument", HostModule, err)
+		t.Errorf("Instrument of a module importing %s = %v, want ErrInstrument", hostModule, err)
 	}
 }
 
@@ -141,7 +142,7 @@ func TestMemoryLimit(t *testing.T) {
 		5, 3, 1, 0, 1,
 		7, 8, 1, 4, 'g', 'r', 'o', 'w', 0, 0,
 		10, 8, 1, 6, 0, 0x20, 0, 0x40, 0, 0x0b}
-	mod, err := r.InstantiateWithConfig(ctx, mustInstrument(t, bin), ModuleConfig(nil, nil))
+	mod, err := r.InstantiateWithConfig(ctx, mustInstrument(t, bin), ModuleConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestModuleConfigGrantsNothing(t *testing.T) {
 	// their counts at 0, 4, 8 and 12;
 	// fd_prestat_get(3) must fail with EBADF (8): no preopened directory.
 	bin := mustInstrument(t, readTestdata(t, "imports/probe.wasm"))
-	mod, err := r.InstantiateWithConfig(ctx, bin, ModuleConfig(nil, nil))
+	mod, err := r.InstantiateWithConfig(ctx, bin, ModuleConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func TestModuleConfigGrantsNothing(t *testing.T) {
 }
 
 func TestLimitedWriter(t *testing.T) {
-	w := NewLimitedWriter(10)
+	w := newLimitedWriter(10)
 	for _, s := range []string{"hello", " world", "!!"} {
 		if n, err := w.Write([]byte(s)); n != len(s) || err != nil {
 			t.Fatalf("Write(%q) = %d, %v", s, n, err)
@@ -203,7 +204,7 @@ func TestLimitedWriter(t *testing.T) {
 	}
 
 	// Concurrent writers (stdout and stderr sharing one writer) under -race.
-	w = NewLimitedWriter(100)
+	w = newLimitedWriter(100)
 	var wg sync.WaitGroup
 	for i := 0; i < 4; i++ {
 		wg.Add(1)

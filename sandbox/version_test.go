@@ -11,8 +11,8 @@ import (
 // instrumentedDigest is the sha256 over the instrumented fixtures of
 // ../testdata/wasm, for InstrumentVersion.
 const (
-	pinnedVersion      = "1"
-	instrumentedDigest = "3d98566580dbe1c2b2ea343ab6669e76d8d2f672bc5a3566d0e77e63d23e1958"
+	pinnedVersion      = "2"
+	instrumentedDigest = "ac51c594f9f792021a4dc70399c1824a707d11aed62c1a0cc81a04764801e3b8"
 )
 
 // Caches keep Instrument's output under InstrumentVersion: an output that

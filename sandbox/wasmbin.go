@@ -109,6 +109,18 @@ func (r *reader) blocktype() {
 // limits skips table or memory limits, including the shared and 64-bit
 // forms, and reports whether they are 64-bit.
 func (r *reader) limits() (is64 bool) {
+	is64, _, _, _ = r.limitsOf()
+	return is64
+}
+
+// limitValues reads table or memory limits: the minimum, and the maximum
+// when there is one.
+func (r *reader) limitValues() (min, max uint64, hasMax bool) {
+	_, min, max, hasMax = r.limitsOf()
+	return min, max, hasMax
+}
+
+func (r *reader) limitsOf() (is64 bool, min, max uint64, hasMax bool) {
 	flags := r.byte()
 	if flags > 7 {
 		fail("bad limits flags 0x%x", flags)
@@ -117,11 +129,11 @@ func (r *reader) limits() (is64 bool) {
 	if flags&4 != 0 {
 		bits = 64
 	}
-	r.uleb(bits)
+	min = r.uleb(bits)
 	if flags&1 != 0 {
-		r.uleb(bits)
+		max, hasMax = r.uleb(bits), true
 	}
-	return bits == 64
+	return bits == 64, min, max, hasMax
 }
 
 // memarg skips alignment (with the multi-memory index flag) and offset.

@@ -28,11 +28,11 @@ type Watcher struct {
 // An instance is not safe for concurrent calls, so neither is its Watcher:
 // call Stop before the next Watch on the same instance.
 func Watch(ctx context.Context, mod api.Module, timeout time.Duration) Watcher {
-	stop, ok1 := mod.ExportedGlobal(StopGlobal).(api.MutableGlobal)
-	deadline, ok2 := mod.ExportedGlobal(DeadlineGlobal).(api.MutableGlobal)
-	depth, ok3 := mod.ExportedGlobal(DepthGlobal).(api.MutableGlobal)
+	stop, ok1 := mod.ExportedGlobal(stopGlobal).(api.MutableGlobal)
+	deadline, ok2 := mod.ExportedGlobal(deadlineGlobal).(api.MutableGlobal)
+	depth, ok3 := mod.ExportedGlobal(depthGlobal).(api.MutableGlobal)
 	if !ok1 || !ok2 || !ok3 || stop.Type() != api.ValueTypeI32 || deadline.Type() != api.ValueTypeI64 || depth.Type() != api.ValueTypeI32 {
-		return Watcher{ctx: ctx, err: fmt.Errorf("%w: instance of %q has no %s/%s/%s globals; it cannot be stopped", ErrInstrument, mod.Name(), StopGlobal, DeadlineGlobal, DepthGlobal)}
+		return Watcher{ctx: ctx, err: fmt.Errorf("%w: instance of %q has no %s/%s/%s globals; it cannot be stopped", ErrInstrument, mod.Name(), stopGlobal, deadlineGlobal, depthGlobal)}
 	}
 	// No call is running, so the depth is 0 unless an earlier call trapped
 	// (and the instance should have been discarded).

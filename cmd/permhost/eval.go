@@ -71,6 +71,8 @@ type evalFlags struct {
 	configJSON string
 	timeout    units.Duration
 	memory     units.Size
+	initTime   units.Duration
+	compile    units.Duration
 	cacheDir   string
 	bench      int
 	request    string // "-" for stdin
@@ -150,6 +152,8 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 	fs.StringVar(&f.configJSON, "config-json", "", "the plugin's configuration, a JSON `OBJECT`")
 	fs.Var(&f.timeout, "timeout", "the per-call `DEADLINE`, e.g. 100ms")
 	fs.Var(&f.memory, "memory", "the memory `LIMIT`, e.g. 32MiB")
+	fs.Var(&f.initTime, "init-timeout", "the `DEADLINE` of making the plugin ready (start function, _initialize, permhost_abi); default max(10 × --timeout, 5s)")
+	fs.Var(&f.compile, "compile-timeout", "the `DEADLINE` of compiling the plugin (default 2m)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "compile cache `DIR`; \"off\" for none (default: the user cache dir)")
 	fs.IntVar(&f.bench, "bench", 0, "make `N` warm calls and print p50/p99 instead")
 
@@ -182,7 +186,7 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 	if len(positional) == 1 {
 		f.request = positional[0]
 	}
-	if err := (sandbox.Limits{Timeout: time.Duration(f.timeout), MemoryBytes: uint64(f.memory)}).Validate(); err != nil {
+	if err := f.limits().Validate(); err != nil {
 		return f, err
 	}
 	if f.timeout == 0 {
@@ -191,12 +195,18 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 	return f, nil
 }
 
+// limits are the sandbox limits the flags set.
+func (f evalFlags) limits() sandbox.Limits {
+	return sandbox.Limits{Timeout: time.Duration(f.timeout), MemoryBytes: uint64(f.memory),
+		InitTimeout: time.Duration(f.initTime), CompileTimeout: time.Duration(f.compile)}
+}
+
 // prepare reads the plugin and the request. Every error is the user's.
 func (f evalFlags) prepare(stdin io.Reader) (host.Options, abi.Request, error) {
 	opts := host.Options{
 		Name:     strings.TrimSuffix(filepath.Base(f.plugin), ".wasm"),
 		SHA256:   f.sha256,
-		Limits:   sandbox.Limits{Timeout: time.Duration(f.timeout), MemoryBytes: uint64(f.memory)},
+		Limits:   f.limits(),
 		CacheDir: f.cacheDir,
 		PoolSize: 1,
 	}

@@ -90,6 +90,7 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	promptText := fs.String("prompt", "", "the prompt to send")
 	promptFile := fs.String("prompt-file", "", "read the prompt from this file ('-' for stdin)")
 	logLevel := fs.String("log-level", "warn", "diagnostics level: debug, info, warn or error")
+	promptGrace := fs.Duration("prompt-grace", prompt.DefaultGrace, "with --on-undecided prompt: keys pressed within this long after a question appears are ignored, so that a keystroke meant for something else is not taken as the answer (0: none)")
 	leaderSocket := fs.String("leader", "", "Unix socket of a `permhost leader`: undecided requests go there first (bounded by --permission-timeout); if it cannot answer, --on-undecided applies")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), runHelp)
@@ -111,6 +112,9 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if *permTimeout < 0 {
 		return fail("--permission-timeout must not be negative")
+	}
+	if *promptGrace < 0 {
+		return fail("--prompt-grace must not be negative")
 	}
 	switch *onUndecided {
 	case "", config.UndecidedReject, config.UndecidedCancel, config.UndecidedPrompt:
@@ -156,7 +160,11 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var ask policy.AskFunc
 	if mode == config.UndecidedPrompt {
 		if f, ok := stdin.(*os.File); ok && prompt.IsTerminal(f) {
-			term, err := prompt.Open(f, stderr, prompt.Options{})
+			grace := *promptGrace
+			if grace == 0 {
+				grace = -1 // prompt.Options: negative is none, 0 the default
+			}
+			term, err := prompt.Open(f, stderr, prompt.Options{Grace: grace})
 			if err != nil {
 				return fail("%v", err)
 			}

@@ -14,7 +14,6 @@ import (
 	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/policy"
-	"github.com/permhost/permhost/sandbox"
 )
 
 func init() {
@@ -180,7 +179,7 @@ func (s suite) run(ctx context.Context, cacheDir, home string) ([]policy.CaseRes
 	var members []host.Member
 	for _, pc := range pcs {
 		p, err := host.Load(ctx, host.Options{Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
-			Limits: sandbox.Limits{Timeout: pc.Timeout, MemoryBytes: pc.Memory}, CacheDir: cacheDir})
+			Limits: pc.SandboxLimits(), CacheDir: cacheDir})
 		if err != nil {
 			return nil, err
 		}

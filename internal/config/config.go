@@ -17,6 +17,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/permhost/permhost/internal/units"
+	"github.com/permhost/permhost/sandbox"
 )
 
 // ErrInvalid is wrapped by every [*Error].
@@ -135,9 +136,10 @@ type Config struct {
 	File          string
 	Strategy      string
 	PersonTimeout time.Duration // 0 = wait for the person without limit
-	// LoadWait is how long after start a decision waits for plugins that
-	// are still loading (compiling); then those count as failed for it.
-	// 0 means DefaultLoadWait.
+	// LoadWait is how long after a plugin's load began a decision waits for
+	// it while it is still loading (compiling); then it counts as failed
+	// for that decision. Plugins that are ready do not wait for it. 0 means
+	// DefaultLoadWait.
 	LoadWait    time.Duration
 	OnUndecided string
 	// LogPath is the decision log, absolute; empty = off.
@@ -159,6 +161,11 @@ type Plugin struct {
 	Layer         string
 	// Config is [plugin.config] as a JSON object; nil when absent.
 	Config json.RawMessage
+	// Limits are the other limits of the plugin: compile_timeout,
+	// init_timeout and the load-time limits of [plugin.limits] (see
+	// PluginLimitKeys). Zero fields take the sandbox's defaults; Timeout
+	// and MemoryBytes are left zero, Timeout and Memory above hold them.
+	Limits sandbox.Limits
 	// File, Key ("plugin[1]") and Line say where the entry is written, and
 	// ConfigLines where each top-level key of Config is, for mistakes found
 	// later (CheckConfigKeys).
@@ -182,7 +189,40 @@ const (
 	maxTimeout     = time.Minute
 	maxMemory      = 4 << 30
 	minMemory      = 64 << 10
+	maxLoadTimeout = 10 * time.Minute // sandbox.Limits.Validate's bound
+	maxLimit       = 1 << 30          // likewise, for counts and sizes
 )
+
+// PluginLimitKey is one key of a plugin's [plugin.limits] table: the
+// sandbox's load-time limit it sets.
+type PluginLimitKey struct {
+	Key   string
+	Limit string // the field of sandbox.Limits
+	Size  bool   // a size ("16MiB"), else a count
+	field func(*sandbox.Limits) *int
+}
+
+// PluginLimitKeys are the keys of [plugin.limits], in the order docs/abi.md
+// lists them.
+var PluginLimitKeys = []PluginLimitKey{
+	{"module_bytes", "MaxModuleBytes", true, func(l *sandbox.Limits) *int { return &l.MaxModuleBytes }},
+	{"functions", "MaxFunctions", false, func(l *sandbox.Limits) *int { return &l.MaxFunctions }},
+	{"types", "MaxTypes", false, func(l *sandbox.Limits) *int { return &l.MaxTypes }},
+	{"globals", "MaxGlobals", false, func(l *sandbox.Limits) *int { return &l.MaxGlobals }},
+	{"imports", "MaxImports", false, func(l *sandbox.Limits) *int { return &l.MaxImports }},
+	{"exports", "MaxExports", false, func(l *sandbox.Limits) *int { return &l.MaxExports }},
+	{"tables", "MaxTables", false, func(l *sandbox.Limits) *int { return &l.MaxTables }},
+	{"table_entries", "MaxTableEntries", false, func(l *sandbox.Limits) *int { return &l.MaxTableEntries }},
+	{"element_segments", "MaxElementSegments", false, func(l *sandbox.Limits) *int { return &l.MaxElementSegments }},
+	{"element_entries", "MaxElementEntries", false, func(l *sandbox.Limits) *int { return &l.MaxElementEntries }},
+	{"data_segments", "MaxDataSegments", false, func(l *sandbox.Limits) *int { return &l.MaxDataSegments }},
+	{"data_bytes", "MaxDataBytes", true, func(l *sandbox.Limits) *int { return &l.MaxDataBytes }},
+	{"locals", "MaxLocals", false, func(l *sandbox.Limits) *int { return &l.MaxLocals }},
+	{"function_bytes", "MaxFunctionBytes", true, func(l *sandbox.Limits) *int { return &l.MaxFunctionBytes }},
+	{"br_table_targets", "MaxBrTableTargets", false, func(l *sandbox.Limits) *int { return &l.MaxBrTableTargets }},
+	{"block_depth", "MaxBlockDepth", false, func(l *sandbox.Limits) *int { return &l.MaxBlockDepth }},
+	{"custom_bytes", "MaxCustomBytes", true, func(l *sandbox.Limits) *int { return &l.MaxCustomBytes }},
+}
 
 // Load reads and validates the file at path. A file with mistakes gives an
 // [ErrorList] of every one, and, when the file is TOML at all, the Config
@@ -497,6 +537,19 @@ func (c *checker) size(k string, v any, lo, hi uint64) uint64 {
 	return n
 }
 
+func (c *checker) count(k string, v any, lo, hi int64) int {
+	n, ok := v.(int64)
+	if !ok {
+		c.fail(k, "want an integer, got %s", typeName(v))
+		return 0
+	}
+	if n < lo || n > hi {
+		c.fail(k, "%d is out of range [%d, %d]", n, lo, hi)
+		return 0
+	}
+	return int(n)
+}
+
 func (c *checker) abs(p string) string {
 	if strings.HasPrefix(p, "~/") {
 		if home, err := os.UserHomeDir(); err == nil {
@@ -549,7 +602,26 @@ func (c *checker) plugin(k string, t map[string]any) Plugin {
 			}
 			p.SHA256 = s
 		},
-		"timeout":        func(k string, v any) { p.Timeout = c.duration(k, v, time.Millisecond, maxTimeout) },
+		"timeout":         func(k string, v any) { p.Timeout = c.duration(k, v, time.Millisecond, maxTimeout) },
+		"compile_timeout": func(k string, v any) { p.Limits.CompileTimeout = c.duration(k, v, time.Millisecond, maxLoadTimeout) },
+		"init_timeout":    func(k string, v any) { p.Limits.InitTimeout = c.duration(k, v, time.Millisecond, maxLoadTimeout) },
+		"limits": func(k string, v any) {
+			t := c.asTable(k, v)
+			if c.err != nil {
+				return
+			}
+			keys := map[string]func(string, any){}
+			for _, lk := range PluginLimitKeys {
+				keys[lk.Key] = func(k string, v any) {
+					if lk.Size {
+						*lk.field(&p.Limits) = int(c.size(k, v, 1, maxLimit))
+					} else {
+						*lk.field(&p.Limits) = c.count(k, v, 1, maxLimit)
+					}
+				}
+			}
+			c.table(k, t, keys)
+		},
 		"memory":         func(k string, v any) { p.Memory = c.size(k, v, minMemory, maxMemory) },
 		"failure_policy": func(k string, v any) { p.FailurePolicy = c.enum(k, v, FailureClosed, FailureAbstain, FailureMonitor) },
 		"layer":          func(k string, v any) { p.Layer = c.enum(k, v, Layers...) },
@@ -605,4 +677,12 @@ func (c *checker) bundle(k string, t map[string]any) Bundle {
 		c.fail(k, "missing key \"path\" (the bundle directory)")
 	}
 	return b
+}
+
+// SandboxLimits returns every limit of the plugin as the host takes them:
+// Limits with Timeout and Memory filled in.
+func (p Plugin) SandboxLimits() sandbox.Limits {
+	l := p.Limits
+	l.Timeout, l.MemoryBytes = p.Timeout, p.Memory
+	return l
 }

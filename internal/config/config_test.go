@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/sandbox"
 )
 
 // write puts name → content files in a temp dir and returns the dir.
@@ -53,6 +54,12 @@ nested = { deep = 3 }
 
 [[plugin]]
 path = "second.wasm"
+compile_timeout = "30s"
+init_timeout = "2s"
+[plugin.limits]
+functions = 200000
+module_bytes = "64MiB"
+br_table_targets = 20000
 `
 
 func TestLoadFull(t *testing.T) {
@@ -87,6 +94,47 @@ func TestLoadFull(t *testing.T) {
 	if d.Name != "second" || d.Timeout != 100*time.Millisecond || d.Memory != 32<<20 || d.FailurePolicy != "closed" || d.Layer != "user" || d.Config != nil {
 		t.Errorf("defaults not applied: %+v", d)
 	}
+	wantLimits := sandbox.Limits{CompileTimeout: 30 * time.Second, InitTimeout: 2 * time.Second,
+		MaxFunctions: 200000, MaxModuleBytes: 64 << 20, MaxBrTableTargets: 20000}
+	if d.Limits != wantLimits {
+		t.Errorf("plugin[1].Limits = %+v\nwant %+v", d.Limits, wantLimits)
+	}
+}
+
+// TestPluginLimitKeys: every load-time limit of sandbox.Limits has a key
+// in [plugin.limits], named after it, and each key sets its own field.
+func TestPluginLimitKeys(t *testing.T) {
+	notLoadTime := map[string]bool{"MaxOutput": true, "MaxInput": true, "MaxLogBytes": true, "MaxCallDepth": true}
+	typ := reflect.TypeOf(sandbox.Limits{})
+	keyed := map[string]bool{}
+	for _, k := range config.PluginLimitKeys {
+		keyed[k.Limit] = true
+		f, ok := typ.FieldByName(k.Limit)
+		if !ok {
+			t.Errorf("%s: no field sandbox.Limits.%s", k.Key, k.Limit)
+			continue
+		}
+		// functions = 7 sets exactly MaxFunctions.
+		value := "7"
+		if k.Size {
+			value = `"7B"`
+		}
+		cfg, err := config.Parse([]byte("[[plugin]]\npath = \"p.wasm\"\n[plugin.limits]\n"+k.Key+" = "+value+"\n"), "t.toml", write(t, map[string]string{"p.wasm": "x"}))
+		if err != nil {
+			t.Errorf("%s: %v", k.Key, err)
+			continue
+		}
+		var want sandbox.Limits
+		reflect.ValueOf(&want).Elem().FieldByIndex(f.Index).SetInt(7)
+		if got := cfg.Plugins[0].Limits; got != want {
+			t.Errorf("%s = %s set %+v, want only %s", k.Key, value, got, k.Limit)
+		}
+	}
+	for i := range typ.NumField() {
+		if f := typ.Field(i); strings.HasPrefix(f.Name, "Max") && !notLoadTime[f.Name] && !keyed[f.Name] {
+			t.Errorf("sandbox.Limits.%s has no [plugin.limits] key", f.Name)
+		}
+	}
 }
 
 func TestEmptyFileIsATransparentDefault(t *testing.T) {
@@ -116,6 +164,13 @@ func TestMistakes(t *testing.T) {
 		{"bad duration", plugin + "timeout = \"100 ms\"\n", 4, "plugin[0].timeout", `"100 ms" is not a duration`},
 		{"duration out of range", plugin + "timeout = \"2h\"\n", 4, "plugin[0].timeout", "out of range"},
 		{"bad size", plugin + "memory = \"32 potatoes\"\n", 4, "plugin[0].memory", `"32 potatoes" is not a size`},
+		{"bad compile timeout", plugin + "compile_timeout = \"forever\"\n", 4, "plugin[0].compile_timeout", `"forever" is not a duration`},
+		{"init timeout out of range", plugin + "init_timeout = \"1h\"\n", 4, "plugin[0].init_timeout", "out of range"},
+		{"unknown limit", plugin + "[plugin.limits]\nfunctionz = 5\n", 5, "plugin[0].limits.functionz", `did you mean "functions"?`},
+		{"limit not an integer", plugin + "[plugin.limits]\nfunctions = \"many\"\n", 5, "plugin[0].limits.functions", "want an integer, got a string"},
+		{"limit out of range", plugin + "[plugin.limits]\nglobals = 0\n", 5, "plugin[0].limits.globals", "0 is out of range [1, 1073741824]"},
+		{"limit size", plugin + "[plugin.limits]\ndata_bytes = \"lots\"\n", 5, "plugin[0].limits.data_bytes", `"lots" is not a size`},
+		{"limits not a table", plugin + "limits = 5\n", 4, "plugin[0].limits", "want a table"},
 		{"size too small", plugin + "memory = \"1KiB\"\n", 4, "plugin[0].memory", "out of range"},
 		{"no load wait", "load_wait = \"0s\"\n", 1, "load_wait", "out of range [1ms, 10m0s]"},
 		{"unknown strategy", "strategy = \"parallel\"\n", 1, "strategy", `"parallel" is not one of sequential, race`},
@@ -254,4 +309,37 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("error not wrapped: %v", err)
 		}
 	})
+}
+
+// TestPluginLimitKeysDocumented: docs/abi.md's "Limits a plugin must fit"
+// lists every [plugin.limits] key with its default.
+func TestPluginLimitKeysDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "abi.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults := reflect.ValueOf(sandbox.DefaultLimits())
+	for _, k := range config.PluginLimitKeys {
+		v := int(defaults.FieldByName(k.Limit).Int())
+		want := fmt.Sprintf("| `%s` | %s |", k.Key, docNumber(v, k.Size))
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("docs/abi.md has no row %q", want)
+		}
+	}
+}
+
+// docNumber writes n as docs/abi.md does: sizes in MiB or KiB, counts with
+// thousands separators.
+func docNumber(n int, size bool) string {
+	switch {
+	case size && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case size && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

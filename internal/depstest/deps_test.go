@@ -21,6 +21,7 @@ var tiers = map[string]int{
 	"sandbox":          1,
 	"internal/shell":   1,
 	"internal/profile": 1,
+	"internal/answer":  1,
 	"plugins/pdk":      1,
 	"host":             2,
 	"builtin":          2,

@@ -1,6 +1,7 @@
 package jsontext
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"unicode"
@@ -191,17 +192,22 @@ func trimSpace(b []byte) []byte {
 	return b[i:j]
 }
 
+// smallObject is how many keys an object's duplicate check compares pairwise
+// (no allocation) before it switches to a map of folded keys.
+const smallObject = 8
+
 // frame is one open container of scan.
 type frame struct {
 	object bool
-	keys   map[string]struct{} // folded keys seen, objects only; nil until the second key
-	first  string              // the first key, folded, before keys exists
-	n      int                 // members or elements so far
+	n      int                 // members so far (objects only)
+	small  [smallObject][]byte // the first keys, unescaped
+	keys   map[string]struct{} // folded keys, once there are more than smallObject
 }
 
 // scan checks the value starting at b[i] and returns the index just past it.
 func scan(b []byte, i int) (int, error) {
-	var stack []frame
+	var stackBuf [8]frame // most peers' messages nest less; deeper ones grow the slice
+	stack := stackBuf[:0]
 	for {
 		// A value starts at i.
 		i = skipSpace(b, i)
@@ -282,19 +288,29 @@ func scanKey(b []byte, i int, f *frame) (int, error) {
 	if err != nil {
 		return end, err
 	}
-	key, _ := unquote(b[i:end])
-	folded := Fold(key)
+	key := b[i+1 : end-1]
+	if bytes.IndexByte(key, '\\') >= 0 {
+		k, _ := unquote(b[i:end])
+		key = []byte(k)
+	}
 	switch {
-	case f.n == 0:
-		f.first = folded
-	case f.keys == nil:
-		if folded == f.first {
-			return i, &Error{Offset: i, Key: key, Err: ErrDuplicateKey}
+	case f.n < smallObject:
+		for _, k := range f.small[:f.n] {
+			if bytes.EqualFold(k, key) {
+				return i, &Error{Offset: i, Key: string(key), Err: ErrDuplicateKey}
+			}
 		}
-		f.keys = map[string]struct{}{f.first: {}, folded: {}}
+		f.small[f.n] = key
 	default:
+		if f.keys == nil {
+			f.keys = make(map[string]struct{}, 2*smallObject)
+			for _, k := range f.small {
+				f.keys[Fold(string(k))] = struct{}{}
+			}
+		}
+		folded := Fold(string(key))
 		if _, dup := f.keys[folded]; dup {
-			return i, &Error{Offset: i, Key: key, Err: ErrDuplicateKey}
+			return i, &Error{Offset: i, Key: string(key), Err: ErrDuplicateKey}
 		}
 		f.keys[folded] = struct{}{}
 	}

@@ -27,6 +27,10 @@ func TestCheck(t *testing.T) {
 		{`{"a":{"b":1,"b":2}}`, ErrDuplicateKey},
 		{`[{"x":1},{"x":1}]`, nil}, // different objects
 		{`{"a":1,"b":2,"c":3,"A":4}`, ErrDuplicateKey},
+		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"K3":11}`, ErrDuplicateKey},
+		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"K10":11}`, ErrDuplicateKey},
+		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11}`, nil},
+		{`{"aé":1,"AÉ":2}`, ErrDuplicateKey},
 		{"\"\xff\"", ErrInvalidUTF8},
 		{`"\ud800"`, ErrInvalidUTF8},
 		{`"\ud800\u0041"`, ErrInvalidUTF8},
@@ -183,4 +187,14 @@ func FuzzCheck(f *testing.F) {
 			t.Fatalf("Check says syntax error on valid JSON %q: %v", b, err)
 		}
 	})
+}
+
+func BenchmarkCheckDecision(b *testing.B) {
+	in := []byte(`{"outcome":"select","optionId":"allow","reason":"npm test is on the team's list","explanation":{"summary":"Runs the test suite","risk":"none","riskLevel":"low"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Check(in); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // screen collects what the terminal shows.
@@ -40,15 +41,42 @@ func (s *screen) waitFor(t *testing.T, want string, n int) {
 	}
 }
 
-// fakeClock is a clock the test moves.
-type fakeClock struct{ ns atomic.Int64 }
+// fakeClock is a clock the test moves. The terminal reads it when it shows
+// a question and for every input it reads: each reading is reported on
+// read, so that a test knows a key has been judged before it moves the
+// clock or types the next one.
+type fakeClock struct {
+	ns   atomic.Int64
+	read chan struct{}
+}
 
-func (c *fakeClock) now() time.Time      { return time.Unix(0, c.ns.Load()) }
+func (c *fakeClock) now() time.Time {
+	c.read <- struct{}{}
+	return time.Unix(0, c.ns.Load())
+}
 func (c *fakeClock) add(d time.Duration) { c.ns.Add(int64(d)) }
 func newClock() *fakeClock {
-	c := &fakeClock{}
+	c := &fakeClock{read: make(chan struct{}, 64)}
 	c.ns.Store(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC).UnixNano())
 	return c
+}
+
+// judged waits until the terminal has read the clock for one more input.
+func (c *fakeClock) judged(t *testing.T) {
+	t.Helper()
+	select {
+	case <-c.read:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the terminal read no input")
+	}
+}
+
+// typeOne writes in and waits until the terminal has read and judged it,
+// so that the next input is a read of its own.
+func typeOne(t *testing.T, ptmx *os.File, clock *fakeClock, in string) {
+	t.Helper()
+	ptmx.Write([]byte(in))
+	clock.judged(t)
 }
 
 // newPTY returns a Terminal on the slave side of a pseudo-terminal, the
@@ -159,37 +187,51 @@ func TestAskIgnoresKeysDuringTheGrace(t *testing.T) {
 	clock := newClock()
 	term, ptmx, scr := newPTY(t, Options{Now: clock.now}) // default grace
 	ch := ask(term, context.Background(), question)
+	clock.judged(t) // the question is shown
 	scr.waitFor(t, "choice: ", 1)
-	// A key at once (the clock has not moved): a misclick, ignored.
-	ptmx.Write([]byte("1"))
+	// A key at once (the clock has not moved): a misclick, ignored; so is
+	// one just before the grace ends ([1] would be Always Allow).
+	typeOne(t, ptmx, clock, "1")
 	clock.add(DefaultGrace - time.Millisecond)
-	ptmx.Write([]byte("1"))
-	select {
-	case a := <-ch:
-		t.Fatalf("a key within the grace period answered: %+v", a)
-	case <-time.After(300 * time.Millisecond):
-	}
+	typeOne(t, ptmx, clock, "1")
 	clock.add(time.Millisecond)
 	ptmx.Write([]byte("2"))
 	if a := waitAnswer(t, ch); a.err != nil || a.id != "allow" {
-		t.Fatalf("Ask = %+v, want allow", a)
+		t.Fatalf("Ask = %+v, want allow (the keys within the grace ignored)", a)
+	}
+}
+
+// inputQueued waits until the terminal's input holds n bytes not read yet.
+func inputQueued(t *testing.T, term *Terminal, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		q, err := unix.IoctlGetInt(int(term.in.Fd()), unix.TIOCINQ)
+		if err != nil {
+			t.Skipf("TIOCINQ: %v", err)
+		}
+		if q >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d bytes queued, want %d", q, n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
 func TestAskDiscardsTypeahead(t *testing.T) {
 	term, ptmx, scr := newPTY(t, Options{Grace: -1})
-	ptmx.Write([]byte("1")) // typed before the question
-	time.Sleep(50 * time.Millisecond)
+	// Typed before the question (a whole line: the terminal is not in
+	// cbreak mode yet, so that a partial line would not be readable).
+	ptmx.Write([]byte("1\n")) // [1] is Always Allow
+	inputQueued(t, term, 2)
 	ch := ask(term, context.Background(), question)
 	scr.waitFor(t, "choice: ", 1)
-	select {
-	case a := <-ch:
-		t.Fatalf("type-ahead answered: %+v", a)
-	case <-time.After(200 * time.Millisecond):
-	}
 	ptmx.Write([]byte("3"))
+	// Had the type-ahead been kept, it would have been read first.
 	if a := waitAnswer(t, ch); a.id != "reject" {
-		t.Fatalf("Ask = %+v", a)
+		t.Fatalf("Ask = %+v, want reject", a)
 	}
 }
 
@@ -204,13 +246,18 @@ func TestAskOtherKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			term, ptmx, scr := newPTY(t, Options{Grace: -1})
+			// A grace of 1 ns that is long over: keys count, and the clock
+			// tells when each input was read on its own.
+			clock := newClock()
+			term, ptmx, scr := newPTY(t, Options{Grace: time.Nanosecond, Now: clock.now})
 			ch := ask(term, context.Background(), question)
+			clock.judged(t)
+			clock.add(time.Second)
 			scr.waitFor(t, "choice: ", 1)
-			for _, in := range tt.input {
-				ptmx.Write([]byte(in))
-				time.Sleep(20 * time.Millisecond) // separate reads
+			for _, in := range tt.input[:len(tt.input)-1] {
+				typeOne(t, ptmx, clock, in)
 			}
+			ptmx.Write([]byte(tt.input[len(tt.input)-1]))
 			a := waitAnswer(t, ch)
 			if a.id != tt.want.id || !errors.Is(a.err, tt.want.err) {
 				t.Fatalf("Ask = %+v, want %+v", a, tt.want)

@@ -556,7 +556,8 @@ func (r *runner) goBench(rep *report) error {
 	for _, args := range [][]string{
 		{"-bench", "^BenchmarkDecide$", "-benchtime", "1s", "-count", count},
 		{"-bench", "^BenchmarkThroughput$", "-benchtime", "2s", "-count", count},
-		{"-bench", "^BenchmarkFallback$", "-benchtime", "200x", "-count", "1"},
+		{"-bench", "^BenchmarkFallback(Process)?$", "-benchtime", "200x", "-count", "1"},
+		{"-bench", "^BenchmarkLoadFailure(Process)?$", "-benchtime", "10x", "-count", "1"},
 	} {
 		cmd := exec.CommandContext(context.Background(), "go", append([]string{"test", "-run", "^$", "-timeout", "20m"}, append(args, "./bench/")...)...)
 		cmd.Env = append(os.Environ(), "PERMHOST_PLUGINS_DIR="+r.plugins)

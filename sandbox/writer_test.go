@@ -2,27 +2,27 @@ package sandbox
 
 import "sync"
 
-// LimitedWriter keeps the first limit bytes written to it and counts the
+// limitedWriter keeps the first limit bytes written to it and counts the
 // rest. Write never fails, so a guest does not retry or react to a full
 // buffer. It is safe for concurrent use (a plugin's stdout and stderr may
 // share one).
-type LimitedWriter struct {
+type limitedWriter struct {
 	mu      sync.Mutex
 	limit   int
 	buf     []byte
 	dropped int64
 }
 
-// NewLimitedWriter returns a writer that keeps at most limit bytes.
-func NewLimitedWriter(limit int) *LimitedWriter {
+// newLimitedWriter returns a writer that keeps at most limit bytes.
+func newLimitedWriter(limit int) *limitedWriter {
 	if limit < 0 {
 		limit = 0
 	}
-	return &LimitedWriter{limit: limit}
+	return &limitedWriter{limit: limit}
 }
 
 // Write keeps what fits and drops the rest; it always reports len(p), nil.
-func (w *LimitedWriter) Write(p []byte) (int, error) {
+func (w *limitedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	room := w.limit - len(w.buf)
@@ -36,35 +36,35 @@ func (w *LimitedWriter) Write(p []byte) (int, error) {
 }
 
 // Bytes returns a copy of what was kept.
-func (w *LimitedWriter) Bytes() []byte {
+func (w *limitedWriter) Bytes() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]byte(nil), w.buf...)
 }
 
 // String returns what was kept.
-func (w *LimitedWriter) String() string {
+func (w *limitedWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return string(w.buf)
 }
 
 // Len is the number of bytes kept.
-func (w *LimitedWriter) Len() int {
+func (w *limitedWriter) Len() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.buf)
 }
 
 // Dropped is the number of bytes written past the limit.
-func (w *LimitedWriter) Dropped() int64 {
+func (w *limitedWriter) Dropped() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.dropped
 }
 
 // Reset empties the writer, keeping its buffer for reuse.
-func (w *LimitedWriter) Reset() {
+func (w *limitedWriter) Reset() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf = w.buf[:0]

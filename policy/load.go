@@ -1,0 +1,29 @@
+package policy
+
+import (
+	"context"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/config"
+)
+
+// loaded is a plugin as the engine holds it once it has loaded.
+type loaded interface {
+	host.Decider
+	Info() abi.Info
+	SHA256() string
+	Close(context.Context) error
+}
+
+// loadPlugin loads pc, a plugin of source s, in this process.
+func (e *Engine) loadPlugin(ctx context.Context, s *source, pc config.Plugin) (loaded, error) {
+	p, err := host.Load(ctx, host.Options{
+		Name: pc.Name, Path: pc.Path, SHA256: pc.SHA256, Config: pc.Config,
+		Limits: pc.SandboxLimits(), CacheDir: e.cacheDir, Logger: e.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
