@@ -172,11 +172,44 @@ func clean(p string) bool { return filepath.IsAbs(p) && filepath.Clean(p) == p }
 //     least one path, each path under g's directory (or one of g's files)
 //     both as written (cleaned) and with its symlinks resolved now, g's
 //     directory itself still resolving where it did when granted.
-func (g Grant) Matches(req abi.Request) bool {
-	if req.Action == nil || req.Session.Cwd == "" || filepath.Clean(req.Session.Cwd) != g.Project {
+func (g Grant) Matches(req abi.Request) bool { return g.matches(newQuery(req)) }
+
+// query is a request read once for matching against many grants.
+type query struct {
+	req      abi.Request
+	project  string // the session's cwd, clean; "" when unknown
+	cwd      string // the action's cwd, clean
+	commands []Command
+	shellOK  bool // a complete analysis, nothing dynamic
+}
+
+func newQuery(req abi.Request) *query {
+	q := &query{req: req}
+	if req.Action == nil || req.Session.Cwd == "" {
+		return q
+	}
+	q.project = filepath.Clean(req.Session.Cwd)
+	if req.Action.Cwd != "" {
+		q.cwd = filepath.Clean(req.Action.Cwd)
+	}
+	if sh := req.Shell; sh != nil && sh.Parsed && req.Action.Family == abi.FamilyShell && len(req.Action.URLs) == 0 {
+		q.shellOK = true
+		for _, c := range sh.Commands {
+			if c.Dynamic {
+				q.shellOK = false
+				break
+			}
+			q.commands = append(q.commands, commandOf(c))
+		}
+	}
+	return q
+}
+
+func (g Grant) matches(q *query) bool {
+	if q.project == "" || q.project != g.Project {
 		return false
 	}
-	if g.Scope == ScopeSession && req.Session.ID != g.Session {
+	if g.Scope == ScopeSession && q.req.Session.ID != g.Session {
 		return false
 	}
 	if g.Scope != ScopeSession && g.Scope != ScopeProject {
@@ -184,23 +217,19 @@ func (g Grant) Matches(req abi.Request) bool {
 	}
 	switch g.Kind {
 	case KindCommand:
-		return g.matchesCommand(req)
+		return g.matchesCommand(q)
 	case KindEdit:
-		return g.matchesEdit(req)
+		return g.matchesEdit(q.req)
 	}
 	return false
 }
 
-func (g Grant) matchesCommand(req abi.Request) bool {
-	a, sh := req.Action, req.Shell
-	if a.Family != abi.FamilyShell || sh == nil || !sh.Parsed || len(sh.Commands) != len(g.Commands) || len(a.URLs) > 0 {
+func (g Grant) matchesCommand(q *query) bool {
+	if !q.shellOK || q.cwd == "" || q.cwd != g.Cwd || len(q.commands) != len(g.Commands) {
 		return false
 	}
-	if a.Cwd == "" || filepath.Clean(a.Cwd) != g.Cwd {
-		return false
-	}
-	for i, c := range sh.Commands {
-		if c.Dynamic || !commandOf(c).equal(g.Commands[i]) {
+	for i, c := range q.commands {
+		if !c.equal(g.Commands[i]) {
 			return false
 		}
 	}

@@ -102,8 +102,9 @@ func (s *Store) Match(req abi.Request) (Grant, bool, error) {
 	if err := s.refresh(); err != nil {
 		return Grant{}, false, err
 	}
+	q := newQuery(req)
 	for _, g := range s.grants {
-		if g.Matches(req) {
+		if g.matches(q) {
 			return g, true, nil
 		}
 	}
