@@ -105,12 +105,17 @@ func scripted(name, decision string, delayMs int, timeout string) pluginSpec {
 }
 
 // writeConfig writes permhost.toml into a fresh directory and returns its
-// path and the decision log's.
+// path and the decision log's. It keeps the agent's own "always" options
+// (allow_always = "agent").
 func writeConfig(t *testing.T, strategy string, plugins ...pluginSpec) (cfg, log string) {
 	t.Helper()
 	dir := t.TempDir()
 	var b strings.Builder
 	fmt.Fprintf(&b, "strategy = %q\nperson_timeout = \"0s\"\n\n[log]\npath = \"decisions.jsonl\"\n", strategy)
+	// These tests check the chain and how the agent's own options are
+	// forwarded and answered; permhost's grants, the default allow_always,
+	// are grants_test.go's.
+	b.WriteString("\n[session]\nallow_always = \"agent\"\n")
 	for _, p := range plugins {
 		layer := p.layer
 		if layer == "" {

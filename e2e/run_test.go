@@ -63,7 +63,9 @@ func newRunEnv(t *testing.T, plugins string) *runEnv {
 	if err := os.Mkdir(e.cwd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf("[log]\npath = %q\n%s", e.dlog, plugins)
+	// The agent's own options, as these tests were written for; permhost
+	// run with permhost's grants is policy's TestGrantHeadless.
+	cfg := fmt.Sprintf("[log]\npath = %q\n\n[session]\nallow_always = \"agent\"\n%s", e.dlog, plugins)
 	if err := os.WriteFile(e.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

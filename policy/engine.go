@@ -16,6 +16,7 @@ import (
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/grants"
 )
 
 // Options configure an [Engine].
@@ -46,6 +47,9 @@ type Options struct {
 	// ReloadEvery is how often bundles are checked for changes on disk;
 	// 0 means every second, negative never.
 	ReloadEvery time.Duration
+	// Grants is the file of permhost's own grants ([session] allow_always
+	// permhost); "" means grants.DefaultPath.
+	Grants string
 }
 
 // source is one group of chain members: the configuration's own plugins,
@@ -77,6 +81,7 @@ type Engine struct {
 	cacheDir string
 	extra    []host.Member
 	state    *bundle.State
+	grants   *grants.Store // nil unless allow_always is permhost
 	loadWait time.Duration
 
 	// loader and after are Engine.loadPlugin and time.After; tests
@@ -158,6 +163,17 @@ func newEngine(opts Options) (*Engine, error) {
 		statePath = p
 	}
 	e.state = bundle.OpenState(statePath)
+	if cfg.Session.GrantsOn() {
+		path := opts.Grants
+		if path == "" {
+			p, err := grants.DefaultPath()
+			if err != nil {
+				return nil, fmt.Errorf("policy: %w", err)
+			}
+			path = p
+		}
+		e.grants = grants.Open(path)
+	}
 	e.sources = append(e.sources, &source{})
 	for i := range cfg.Bundles {
 		ref := &cfg.Bundles[i]

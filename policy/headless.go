@@ -147,7 +147,7 @@ func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, 
 	case berr != nil:
 		v = host.Verdict{Outcome: abi.OutcomeAsk, Fallback: "request not understood: " + berr.Error()}
 	default:
-		v = h.e.Run(ctx, req)
+		v = h.e.decide(ctx, req)
 	}
 	if ctx.Err() != nil || pastDeadline(ctx) {
 		return headlessDecision{decision: decision{entry: entry}, expired: true}
@@ -163,8 +163,10 @@ func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, 
 	}
 
 	why := undecidedWhy(v)
-	shown := shownOptions(req, v)
-	if h.askLeader(ctx, &d, req, v, shown, &why) {
+	shown, offers := h.e.personOptions(req, v)
+	// A leader chooses among the agent's own options: a grant is the
+	// local person's to record.
+	if h.askLeader(ctx, &d, req, v, withoutOffers(shown, offers), &why) {
 		return d
 	}
 	if ctx.Err() != nil || pastDeadline(ctx) {
@@ -209,6 +211,10 @@ func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, 
 		a := builtin.Headless(req.Options)
 		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, "no answer from the person: "+err.Error()
 		ph.setAnswer(&d.decision, req, a.OptionID, a.Cancelled)
+	case answer.Offered(shown, id) && isOffer(offers, id):
+		d.entry.Person.Answer, d.entry.DecidedBy = id, ByPerson
+		offer, _ := offerOf(offers, id)
+		ph.grantChosen(req, offer, &d.decision)
 	case !answer.Offered(shown, id):
 		d.entry.Person.Answer, d.entry.Person.Refused = id, true
 		a := builtin.Headless(req.Options)

@@ -43,7 +43,9 @@ type LogEntry struct {
 	Reason     string      `json:"reason,omitempty"`
 	Fallback   string      `json:"fallback,omitempty"`
 	Person     *LogPerson  `json:"person,omitempty"`
-	LatencyUs  int64       `json:"latencyUs"`
+	// Grant is the grant of permhost's the person's answer recorded.
+	Grant     *LogGrant `json:"grant,omitempty"`
+	LatencyUs int64     `json:"latencyUs"`
 }
 
 // LogToolCall identifies the call without copying its input.

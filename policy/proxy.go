@@ -12,6 +12,7 @@ import (
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/answer"
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/grants"
 )
 
 // Handler returns the proxy's permission handler: the configured strategy
@@ -25,6 +26,7 @@ type decision struct {
 	entry  LogEntry
 	result json.RawMessage // to the agent, when line is nil
 	line   []byte          // the client's own answer, verbatim
+	offers []grants.Offer  // permhost's grants shown to the person
 }
 
 func (h proxyHandler) RequestPermission(ctx context.Context, pr *acp.PermissionRequest, c acp.Client) (acp.Response, error) {
@@ -41,7 +43,7 @@ func (h proxyHandler) RequestPermission(ctx context.Context, pr *acp.PermissionR
 	case e.cfg.Strategy == config.StrategyRace:
 		d = h.race(ctx, pr, req, c, entry)
 	default:
-		v := e.Run(ctx, req)
+		v := e.decide(ctx, req)
 		if v.Decided() {
 			d = h.answer(pr, req, v, c, entry)
 		} else {
@@ -252,8 +254,8 @@ func arrayOf(items []json.RawMessage) json.RawMessage {
 func (h proxyHandler) person(ctx context.Context, pr *acp.PermissionRequest, req abi.Request, v host.Verdict, c acp.Client, entry LogEntry) decision {
 	entry.Plugins = LogPlugins(v.Votes)
 	entry.Fallback, entry.Reason = v.Fallback, v.Reason
-	d := decision{entry: entry}
-	shown := shownOptions(req, v)
+	shown, offers := h.e.personOptions(req, v)
+	d := decision{entry: entry, offers: offers}
 	if len(shown) == 0 && len(req.Options) > 0 {
 		// Nothing one-time to offer (every option is durable): the
 		// fallback answers without a person.
@@ -262,11 +264,11 @@ func (h proxyHandler) person(ctx context.Context, pr *acp.PermissionRequest, req
 		h.setAnswer(&d, req, a.OptionID, a.Cancelled)
 		return d
 	}
-	params, err := presentation(pr, req, v, shown)
+	params, err := h.e.present(pr, req, v, shown, offers)
 	if err != nil {
 		h.e.log.Warn("could not annotate the request; forwarding it with one-time options only", "err", err)
-		params, shown = nil, req.Options
-		if narrowed(v) {
+		params, shown, d.offers = nil, req.Options, nil
+		if narrowed(v) || h.e.cfg.Session.OneTimeOnly() {
 			a := builtin.Headless(req.Options)
 			d.entry.DecidedBy = ByBuiltin
 			h.setAnswer(&d, req, a.OptionID, a.Cancelled)
@@ -312,6 +314,10 @@ func (h proxyHandler) personAnswered(ctx context.Context, req abi.Request, shown
 		d.entry.Person.Answer = "cancelled"
 		d.line = ans.Line
 		d.entry.Outcome = "cancelled"
+	case outcome == "selected" && answer.Offered(shown, optionID) && isOffer(d.offers, optionID):
+		d.entry.Person.Answer = optionID
+		offer, _ := offerOf(d.offers, optionID)
+		h.grantChosen(req, offer, &d)
 	case outcome == "selected" && answer.Offered(shown, optionID):
 		d.entry.Person.Answer = optionID
 		d.line = ans.Line
@@ -367,21 +373,37 @@ func (h proxyHandler) race(ctx context.Context, pr *acp.PermissionRequest, req a
 		defer cancel()
 	}
 	verdicts := make(chan host.Verdict, 1)
-	go func() { verdicts <- h.e.Run(pluginCtx, req) }()
+	go func() { verdicts <- h.e.decide(pluginCtx, req) }()
 	type asked struct {
 		ans acp.Answer
 		err error
 	}
 	answers := make(chan asked, 1)
-	params, err := presentation(pr, req, host.Verdict{Outcome: abi.OutcomeAsk, Reason: "plugins are deciding"}, req.Options)
+	deciding := host.Verdict{Outcome: abi.OutcomeAsk, Reason: "plugins are deciding"}
+	shown, offers := h.e.personOptions(req, deciding)
+	params, err := h.e.present(pr, req, deciding, shown, offers)
+	if err != nil && h.e.cfg.Session.OneTimeOnly() {
+		// The agent's own params would show the options that hand
+		// decisions to it: the plugins alone decide, else the fallback.
+		h.e.log.Warn("could not annotate the request; the plugins decide without a person", "err", err)
+		v := <-verdicts
+		if v.Decided() {
+			return h.answer(pr, req, v, c, entry)
+		}
+		d := decision{entry: entry}
+		d.entry.Plugins, d.entry.Fallback, d.entry.DecidedBy, d.entry.Reason = LogPlugins(v.Votes), v.Fallback, ByBuiltin, "the request could not be shown with one-time options only"
+		a := builtin.Headless(req.Options)
+		h.setAnswer(&d, req, a.OptionID, a.Cancelled)
+		return d
+	}
 	if err != nil {
-		params = nil
+		params, shown = nil, req.Options
 	}
 	go func() {
 		a, err := c.Ask(askCtx, params)
 		answers <- asked{a, err}
 	}()
-	shown := req.Options
+	shownFirst := shown
 	for {
 		select {
 		case v := <-verdicts:
@@ -390,18 +412,19 @@ func (h proxyHandler) race(ctx context.Context, pr *acp.PermissionRequest, req a
 				retract()
 				<-answers
 				d := h.answer(pr, req, v, c, entry)
-				d.entry.Person = &LogPerson{Shown: idsOf(shown), Answer: "retracted"}
+				d.entry.Person = &LogPerson{Shown: idsOf(shownFirst), Answer: "retracted"}
 				return d
 			}
 			// Undecided: the person's answer stands, checked against what
 			// the fallback or an admin ask would have offered.
-			shown = shownOptions(req, v)
+			// The offers stay those the person was shown.
+			shown, _ = h.e.personOptions(req, v)
 			entry.Plugins, entry.Fallback, entry.Reason = LogPlugins(v.Votes), v.Fallback, v.Reason
 		case a := <-answers:
 			stopPlugins()
-			d := h.personAnswered(ctx, req, shown, a.ans, a.err, decision{entry: entry})
+			d := h.personAnswered(ctx, req, shown, a.ans, a.err, decision{entry: entry, offers: offers})
 			if d.entry.Person != nil {
-				d.entry.Person.Shown = idsOf(req.Options)
+				d.entry.Person.Shown = idsOf(shownFirst)
 			}
 			if verdicts != nil {
 				// The plugins lost: whatever they say is discarded.

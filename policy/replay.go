@@ -189,7 +189,9 @@ func (e *Engine) Replay(ctx context.Context, lines []ReplayLine) ([]ReplayRow, e
 		if r.err != nil {
 			row.Today, row.Reason = "ask", "fallback: "+r.err.Error()
 		} else {
-			v := e.Run(ctx, r.req)
+			// The plugins see what they would see live; stored grants,
+			// this machine's state, are not applied.
+			v := e.Run(ctx, e.pluginView(r.req))
 			row.Today, row.DecidedBy, row.Reason = todayOf(v), v.DecidedBy, v.Reason
 			if v.Fallback != "" && row.Reason == "" {
 				row.Reason = "fallback: " + v.Fallback

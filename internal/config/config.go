@@ -160,6 +160,8 @@ type Config struct {
 	LogPath string
 	Plugins []Plugin
 	Bundles []Bundle
+	// Session is the [session] table, defaults applied.
+	Session Session
 }
 
 // Plugin is one [[plugin]] entry.
@@ -366,7 +368,9 @@ func parse(data []byte, name, dir, abs string) (*Config, error) {
 				cfg.Bundles = append(cfg.Bundles, c.bundle(fmt.Sprintf("%s[%d]", k, i), t))
 			}
 		},
+		"session": func(k string, v any) { c.session(k, v, &cfg.Session) },
 	})
+	sessionDefaults(&cfg.Session, len(cfg.Plugins)+len(cfg.Bundles) > 0)
 	seen := map[string]string{}
 	for i, p := range cfg.Plugins {
 		key := fmt.Sprintf("plugin[%d].name", i)

@@ -1,0 +1,503 @@
+// Command likeagent is a scripted ACP agent that behaves as one of the
+// recorded agents (testdata/transcripts, docs/agents.md) does: its
+// initialize and session/new results, its modes and the mode it really
+// starts in, the shape of its tool calls and permission requests, its
+// option ids and names, and what its "always" options do afterwards (a
+// session rule on the command root, a prefix rule, a switch to a mode
+// that edits unasked). In a mode that decides by itself it runs a tool
+// call without asking, as the real agent did.
+//
+//	likeagent -agent claude101|codex|gemini|qwen|deciding [-start MODE] [-events FILE] [-report FILE]
+//
+// A prompt's text holds one step a line: "run: COMMAND" or "write: PATH"
+// (relative to the session's cwd). Each step becomes one tool call; the
+// agent writes a JSON line per step to the events file:
+// {"step","asked","answer","ran","unoffered"}. An answer naming an option
+// it did not offer is refused as the real agents do (an error; the call
+// is not run). Every line the agent reads goes to the report file.
+// "deciding" is an agent with no profile whose every mode decides.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+type mode struct{ id, name, desc string }
+
+type def struct {
+	initialize string
+	sessionID  string
+	modes      []mode
+	start      string // the mode a new session really starts in
+	config     bool   // offers the mode as a config option too
+	decides    map[string]string
+}
+
+var defs = map[string]def{
+	"claude101": {
+		initialize: `{"protocolVersion":1,"agentCapabilities":{"_meta":{"claudeCode":{"promptQueueing":true},"authStatus":{}},"promptCapabilities":{"image":true,"embeddedContext":true},"mcpCapabilities":{"http":true,"sse":true},"auth":{"logout":{}},"providers":{},"loadSession":true,"sessionCapabilities":{"additionalDirectories":{},"close":{},"delete":{},"fork":{},"list":{},"resume":{},"systemPrompt":{"mode":{"override":{}}}}},"agentInfo":{"name":"@agentclientprotocol/claude-agent-acp","title":"Claude Agent","version":"0.101.0"},"_meta":{"steering":{"supported":true}}}`,
+		sessionID:  "21db8843-b258-483d-b6e7-c2051beaf93a",
+		modes: []mode{{"default", "Manual", "Always ask before making changes"}, {"acceptEdits", "Accept edits", "Automatically accept all file edits"},
+			{"plan", "Plan", "Create a plan before making changes"}, {"auto", "Auto", "Claude handles permission decisions"}},
+		start: "auto", config: true,
+		decides: map[string]string{"auto": "all", "acceptEdits": "edits", "bypassPermissions": "all"},
+	},
+	"codex": {
+		initialize: `{"protocolVersion":1,"agentInfo":{"name":"@agentclientprotocol/codex-acp","title":"Codex","version":"2.6.0"},"agentCapabilities":{"auth":{"logout":{}},"providers":{},"loadSession":true,"promptCapabilities":{"embeddedContext":true,"image":true},"sessionCapabilities":{"resume":{},"list":{},"close":{},"delete":{},"fork":{},"title":{},"additionalDirectories":{},"subagents":{},"systemPrompt":{}},"mcpCapabilities":{"acp":false,"http":true,"sse":false},"_meta":{"authStatus":{}}},"_meta":{"steering":{"supported":true}}}`,
+		sessionID:  "01a23092-aa82-7173-b934-9bf200d61ad3",
+		modes: []mode{{"read-only", "Read-only", "Requires approval to edit files and access the internet."},
+			{"workspace-write", "Workspace access", "Edit workspace files; ask before writing outside the workspace or accessing the network."},
+			{"agent", "Auto review", "Only ask for actions detected as potentially unsafe"},
+			{"agent-full-access", "Full access", "Unrestricted access to the internet and any file on your computer"}},
+		start: "agent", config: true,
+		decides: map[string]string{"workspace-write": "edits", "agent": "all", "agent-full-access": "all"},
+	},
+	"gemini": {
+		initialize: `{"protocolVersion":1,"agentInfo":{"name":"gemini-cli","title":"Gemini CLI","version":"0.61.0"},"agentCapabilities":{"loadSession":true,"promptCapabilities":{"image":true,"audio":true,"embeddedContext":true},"mcpCapabilities":{"http":true,"sse":true}}}`,
+		sessionID:  "b87f3724-f04e-4ac5-b55c-f7958199fa17",
+		modes: []mode{{"default", "Default", "Prompts for approval"}, {"autoEdit", "Auto Edit", "Auto-approves edit tools"},
+			{"yolo", "YOLO", "Auto-approves all tools"}, {"plan", "Plan", "Read-only mode"}},
+		start:   "default",
+		decides: map[string]string{"autoEdit": "edits", "yolo": "all"},
+	},
+	"qwen": {
+		initialize: `{"protocolVersion":1,"agentInfo":{"name":"qwen-code","title":"Qwen Code","version":"0.24.4"},"agentCapabilities":{"loadSession":true,"promptCapabilities":{"image":true,"audio":true,"embeddedContext":true},"sessionCapabilities":{"list":{},"resume":{}},"mcpCapabilities":{"sse":true,"http":true}}}`,
+		sessionID:  "c47c74d5-18c0-468a-8ae0-07f0cebebb06",
+		modes: []mode{{"plan", "Plan", "Analyze only, do not modify files or execute commands"}, {"default", "Default", "Require approval for file edits or shell commands"},
+			{"auto-edit", "Auto Edit", "Automatically approve file edits"}, {"auto", "Auto", "LLM classifier auto-approves safe actions, blocks risky ones"},
+			{"yolo", "YOLO", "Automatically approve all tools"}},
+		start: "auto", config: true,
+		decides: map[string]string{"auto-edit": "edits", "auto": "all", "yolo": "all"},
+	},
+	"deciding": {
+		initialize: `{"protocolVersion":1,"agentInfo":{"name":"deciding-agent","version":"1.0.0"},"agentCapabilities":{}}`,
+		sessionID:  "deciding-1",
+		modes:      []mode{{"yolo", "YOLO", "Runs everything"}, {"full-auto", "Full auto", "Decides by itself"}},
+		start:      "yolo",
+		decides:    map[string]string{"yolo": "all", "full-auto": "all"},
+	},
+}
+
+// agent is one running agent.
+type agent struct {
+	name string
+	def
+	in     *bufio.Reader
+	out    *bufio.Writer
+	outMu  sync.Mutex
+	report *os.File
+	events *os.File
+
+	cwd     string
+	mode    string
+	nextID  int // the agent's own request ids, from 0
+	nextCal int
+	roots   []string // session rules on a command root
+	prefix  []string // codex prefix rules (whole commands)
+}
+
+func main() {
+	name := flag.String("agent", "", "the agent to behave as: claude101, codex, gemini, qwen or deciding")
+	start := flag.String("start", "", "the mode a new session starts in (default: the agent's own)")
+	events := flag.String("events", "", "file for one JSON line per step")
+	report := flag.String("report", "", "file for every line read")
+	flag.Parse()
+	d, ok := defs[*name]
+	if !ok {
+		fmt.Fprintln(os.Stderr, "likeagent: unknown -agent", *name)
+		os.Exit(2)
+	}
+	a := &agent{name: *name, def: d, in: bufio.NewReaderSize(os.Stdin, 1<<20), out: bufio.NewWriter(os.Stdout), mode: d.start}
+	if *start != "" {
+		a.mode = *start
+	}
+	var err error
+	if *report != "" {
+		a.report, err = os.OpenFile(*report, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		check(err)
+	}
+	if *events != "" {
+		a.events, err = os.OpenFile(*events, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		check(err)
+	}
+	for {
+		m, ok := a.read()
+		if !ok {
+			return
+		}
+		a.handle(m)
+	}
+}
+
+type msg struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+func (a *agent) read() (msg, bool) {
+	line, err := a.in.ReadBytes('\n')
+	if len(line) > 0 && a.report != nil {
+		a.report.Write(line)
+	}
+	if err != nil {
+		return msg{}, false
+	}
+	var m msg
+	if json.Unmarshal(line, &m) != nil {
+		a.send(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`)
+		return m, true
+	}
+	return m, true
+}
+
+func (a *agent) send(line string) {
+	a.outMu.Lock()
+	defer a.outMu.Unlock()
+	a.out.WriteString(line + "\n")
+	check(a.out.Flush())
+}
+
+func (a *agent) respond(id json.RawMessage, result string) {
+	a.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + result + `}`)
+}
+
+func (a *agent) update(u string) {
+	a.send(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":` + q(a.sessionID) + `,"update":` + u + `}}`)
+}
+
+func (a *agent) handle(m msg) {
+	switch m.Method {
+	case "initialize":
+		a.respond(m.ID, a.initialize)
+	case "session/new":
+		var p struct {
+			Cwd string `json:"cwd"`
+		}
+		json.Unmarshal(m.Params, &p)
+		a.cwd = p.Cwd
+		a.respond(m.ID, a.sessionResult(true))
+	case "session/set_mode":
+		var p struct {
+			ModeID string `json:"modeId"`
+		}
+		json.Unmarshal(m.Params, &p)
+		if !a.offers(p.ModeID) {
+			a.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32602,"message":"Invalid params: unknown mode"}}`)
+			return
+		}
+		a.mode = p.ModeID
+		a.respond(m.ID, `{}`)
+		a.update(`{"sessionUpdate":"current_mode_update","currentModeId":` + q(a.mode) + `}`)
+	case "session/set_config_option":
+		var p struct {
+			ConfigID string `json:"configId"`
+			Value    string `json:"value"`
+		}
+		json.Unmarshal(m.Params, &p)
+		if !a.config || p.ConfigID != "mode" || !a.offers(p.Value) {
+			a.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32602,"message":"Invalid params: unknown config option or value"}}`)
+			return
+		}
+		a.mode = p.Value
+		a.respond(m.ID, `{"configOptions":`+a.configOptions()+`}`)
+	case "session/prompt":
+		var p struct {
+			Prompt []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"prompt"`
+		}
+		json.Unmarshal(m.Params, &p)
+		for _, block := range p.Prompt {
+			for _, step := range strings.Split(block.Text, "\n") {
+				if kind, arg, ok := strings.Cut(step, ": "); ok && (kind == "run" || kind == "write") {
+					a.step(kind, strings.TrimSpace(arg))
+				}
+			}
+		}
+		a.respond(m.ID, `{"stopReason":"end_turn"}`)
+	case "":
+		// A response to nothing pending, or a notification: ignored.
+	default:
+		if m.ID != nil {
+			a.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`)
+		}
+	}
+}
+
+func (a *agent) offers(id string) bool {
+	return slices.ContainsFunc(a.modes, func(m mode) bool { return m.id == id })
+}
+
+func (a *agent) sessionResult(withID bool) string {
+	var b strings.Builder
+	b.WriteString(`{`)
+	if withID {
+		b.WriteString(`"sessionId":` + q(a.sessionID) + `,`)
+	}
+	b.WriteString(`"modes":{"currentModeId":` + q(a.mode) + `,"availableModes":[`)
+	for i, m := range a.modes {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"id":%s,"name":%s,"description":%s}`, q(m.id), q(m.name), q(m.desc))
+	}
+	b.WriteString(`]}`)
+	if a.config {
+		b.WriteString(`,"configOptions":` + a.configOptions())
+	}
+	b.WriteString(`}`)
+	return b.String()
+}
+
+func (a *agent) configOptions() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `[{"id":"mode","name":"Mode","description":"Session permission mode","category":"mode","type":"select","currentValue":%s,"options":[`, q(a.mode))
+	for i, m := range a.modes {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"value":%s,"name":%s,"description":%s}`, q(m.id), q(m.name), q(m.desc))
+	}
+	b.WriteString(`]}]`)
+	return b.String()
+}
+
+// event is one step's outcome.
+type event struct {
+	Step      string `json:"step"`
+	Asked     bool   `json:"asked"`
+	Answer    string `json:"answer,omitempty"`
+	Ran       bool   `json:"ran"`
+	Unoffered bool   `json:"unoffered,omitempty"`
+	Mode      string `json:"mode"`
+}
+
+type option struct{ id, name, kind string }
+
+func (a *agent) step(kind, arg string) {
+	a.nextCal++
+	ev := event{Step: kind + ": " + arg, Mode: a.mode}
+	defer func() {
+		if a.events != nil {
+			b, _ := json.Marshal(ev)
+			a.events.Write(append(b, '\n'))
+		}
+	}()
+	path := arg
+	if kind == "write" && !filepath.IsAbs(path) {
+		path = filepath.Join(a.cwd, arg)
+	}
+	id, preamble, request, opts := a.shape(kind, arg, path)
+	for _, u := range preamble {
+		a.update(u)
+	}
+	if a.unasked(kind, arg) {
+		if len(preamble) == 0 {
+			a.update(`{"sessionUpdate":"tool_call","toolCallId":` + q(id) + `,"status":"in_progress","title":` + q(arg) + `,"kind":` + q(kindOf(kind)) + `}`)
+		}
+		a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"completed"}`)
+		ev.Ran = true
+		return
+	}
+	ev.Asked = true
+	reqID := a.nextID
+	a.nextID++
+	a.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/request_permission","params":%s}`, reqID, request))
+	chosen := a.await(reqID)
+	ev.Answer = chosen
+	i := slices.IndexFunc(opts, func(o option) bool { return o.id == chosen })
+	if chosen != "" && i < 0 {
+		ev.Unoffered = true
+	}
+	if i < 0 || strings.HasPrefix(opts[i].kind, "reject") {
+		a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"failed"}`)
+		return
+	}
+	if opts[i].kind == "allow_always" {
+		a.always(kind, arg, opts[i])
+	}
+	a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"completed"}`)
+	ev.Ran = true
+}
+
+// await reads until the response to request id, handling what else comes;
+// it returns the option chosen, "" for cancelled or an error.
+func (a *agent) await(id int) string {
+	want := fmt.Sprint(id)
+	for {
+		m, ok := a.read()
+		if !ok {
+			os.Exit(0)
+		}
+		if m.Method != "" || string(m.ID) != want {
+			a.handle(m)
+			continue
+		}
+		var r struct {
+			Outcome struct {
+				Outcome  string `json:"outcome"`
+				OptionID string `json:"optionId"`
+			} `json:"outcome"`
+		}
+		if m.Error != nil || json.Unmarshal(m.Result, &r) != nil || r.Outcome.Outcome != "selected" {
+			return ""
+		}
+		return r.Outcome.OptionID
+	}
+}
+
+func kindOf(step string) string {
+	if step == "run" {
+		return "execute"
+	}
+	return "edit"
+}
+
+func root(cmd string) string {
+	f := strings.Fields(cmd)
+	if len(f) == 0 {
+		return ""
+	}
+	return filepath.Base(f[0])
+}
+
+// unasked reports whether the agent runs the step without asking: its mode
+// decides, or an earlier "always" covers it.
+func (a *agent) unasked(kind, arg string) bool {
+	switch a.decides[a.mode] {
+	case "all":
+		return true
+	case "edits":
+		// claude's acceptEdits also ran touch unasked.
+		if kind == "write" || (a.name == "claude101" && root(arg) == "touch") {
+			return true
+		}
+	}
+	if kind == "run" {
+		return slices.Contains(a.roots, root(arg)) || slices.ContainsFunc(a.prefix, func(p string) bool { return arg == p || strings.HasPrefix(arg, p+" ") })
+	}
+	return false
+}
+
+// always does what the agent's "always" option did in the recordings.
+func (a *agent) always(kind, arg string, o option) {
+	switch {
+	case a.name == "gemini" && kind == "run":
+		a.roots = append(a.roots, root(arg))
+	case a.name == "gemini":
+		a.mode = "autoEdit"
+		a.update(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"[MODE_UPDATE] autoEdit"}}`)
+	case a.name == "qwen" && kind == "run":
+		a.roots = append(a.roots, root(arg))
+	case a.name == "qwen":
+		a.mode = "auto-edit"
+		a.update(`{"sessionUpdate":"current_mode_update","currentModeId":"auto-edit"}`)
+	case a.name == "codex" && kind == "run":
+		a.prefix = append(a.prefix, arg)
+	case a.name == "claude101" && kind == "write":
+		a.mode = "acceptEdits" // silently: no current_mode_update
+	case a.name == "claude101":
+		a.roots = append(a.roots, root(arg))
+	}
+}
+
+// shape returns the tool call id, the updates before the request, the
+// request's params and its options, as the agent sends them.
+func (a *agent) shape(kind, arg, path string) (string, []string, string, []option) {
+	s, n := a.sessionID, a.nextCal
+	switch a.name {
+	case "gemini":
+		if kind == "run" {
+			id := fmt.Sprintf("run_shell_command__run_shell_command_%d_0", 1796111368683+n)
+			opts := []option{{"proceed_always", "Allow for this session", "allow_always"}, {"proceed_once", "Allow", "allow_once"}, {"cancel", "Reject", "reject_once"}}
+			return id, nil, fmt.Sprintf(`{"sessionId":%s,"options":%s,"toolCall":{"toolCallId":%s,"status":"pending","title":%s,"content":[{"type":"content","content":{"type":"text","text":%s}}],"locations":[],"kind":"execute"}}`,
+				q(s), optionsJSON(opts), q(id), q(arg), q("[current working directory "+a.cwd+"]")), opts
+		}
+		id := fmt.Sprintf("write_file__write_file_%d_0", 1796111369490+n)
+		opts := []option{{"proceed_always", "Allow for this session", "allow_always"}, {"proceed_once", "Allow", "allow_once"}, {"cancel", "Reject", "reject_once"}}
+		return id, nil, fmt.Sprintf(`{"sessionId":%s,"options":%s,"toolCall":{"toolCallId":%s,"status":"pending","title":%s,"content":[{"type":"diff","path":%s,"oldText":"","newText":"hello\n","_meta":{"kind":"add"}}],"locations":[{"path":%s}],"kind":"edit"}}`,
+			q(s), optionsJSON(opts), q(id), q("Writing to "+filepath.Base(path)), q(path), q(path)), opts
+	case "qwen":
+		id := fmt.Sprintf("call_fake_%d", 5+n)
+		if kind == "run" {
+			pre := []string{`{"sessionUpdate":"tool_call","toolCallId":` + q(id) + `,"status":"pending","title":"Shell","content":[],"locations":[],"kind":"execute","rawInput":{},"_meta":{"toolName":"run_shell_command","provenance":"builtin","phase":"preparing"}}`}
+			r := root(arg)
+			opts := []option{{"proceed_always_project", "Always Allow in project: " + r + " *", "allow_always"}, {"proceed_always_user", "Always Allow for user: " + r + " *", "allow_always"}, {"proceed_once", "Allow", "allow_once"}, {"cancel", "Reject", "reject_once"}}
+			return id, pre, fmt.Sprintf(`{"sessionId":%s,"options":%s,"toolCall":{"toolCallId":%s,"status":"pending","title":%s,"content":[],"locations":[],"kind":"execute","rawInput":{"command":%s},"_meta":{"toolName":"run_shell_command"}}}`,
+				q(s), optionsJSON(opts), q(id), q(arg), q(arg)), opts
+		}
+		pre := []string{`{"sessionUpdate":"tool_call","toolCallId":` + q(id) + `,"status":"pending","title":"WriteFile","content":[],"locations":[],"kind":"edit","rawInput":{},"_meta":{"toolName":"write_file","provenance":"builtin","phase":"preparing"}}`}
+		opts := []option{{"proceed_always", "Allow All Edits", "allow_always"}, {"proceed_once", "Allow", "allow_once"}, {"cancel", "Reject", "reject_once"}}
+		return id, pre, fmt.Sprintf(`{"sessionId":%s,"options":%s,"toolCall":{"toolCallId":%s,"status":"pending","title":%s,"content":[{"type":"diff","path":%s,"oldText":"","newText":"hello\n"}],"locations":[{"path":%s}],"kind":"edit","rawInput":{"file_path":%s,"content":"hello\n"},"_meta":{"toolName":"write_file"}}}`,
+			q(s), optionsJSON(opts), q(id), q("Writing to "+filepath.Base(path)), q(path), q(path), q(path)), opts
+	case "codex":
+		id := fmt.Sprintf("call_fake_%d", 4+n)
+		if kind == "run" {
+			pre := []string{`{"sessionUpdate":"tool_call","toolCallId":` + q(id) + `,"kind":"execute","title":` + q(arg) + `,"status":"in_progress","content":[{"type":"terminal","terminalId":` + q(id) + `}],"rawInput":{"command":` + q(arg) + `,"cwd":` + q(a.cwd) + `}}`}
+			opts := []option{{"allow_once", "Yes, proceed", "allow_once"}, {"accept_execpolicy_amendment", "Yes, and don't ask again for commands that start with `" + arg + "`", "allow_always"}, {"cancel", "No, and tell Codex what to do differently", "reject_once"}}
+			return id, pre, fmt.Sprintf(`{"sessionId":%s,"toolCall":{"toolCallId":%s,"title":%s,"rawInput":{"command":%s,"cwd":%s},"kind":"execute","status":"pending"},"options":%s}`,
+				q(s), q(id), q(arg), q(arg), q(a.cwd), optionsJSON(opts)), opts
+		}
+		pre := []string{`{"sessionUpdate":"tool_call","toolCallId":` + q(id) + `,"kind":"edit","title":"Edit files","status":"in_progress","content":[{"type":"diff","path":` + q(path) + `,"oldText":null,"newText":"hello\n"}],"locations":[{"path":` + q(path) + `}]}`}
+		opts := []option{{"allow_once", "Yes, proceed", "allow_once"}, {"allow_for_session", "Yes, and don't ask again for these files", "allow_always"}, {"cancel", "No, and tell Codex what to do differently", "reject_once"}}
+		return id, pre, fmt.Sprintf(`{"sessionId":%s,"toolCall":{"toolCallId":%s,"title":"Edit files","locations":[{"path":%s}],"kind":"edit","status":"pending"},"options":%s}`,
+			q(s), q(id), q(path), optionsJSON(opts)), opts
+	case "claude101":
+		id := fmt.Sprintf("toolu_fake_%04d", 4+n)
+		if kind == "run" {
+			pre := []string{
+				`{"_meta":{"claudeCode":{"toolName":"Bash"}},"toolCallId":` + q(id) + `,"sessionUpdate":"tool_call","name":"Bash","rawInput":{},"status":"pending","title":"Terminal","kind":"execute","content":[]}`,
+				`{"_meta":{"claudeCode":{"toolName":"Bash"}},"toolCallId":` + q(id) + `,"sessionUpdate":"tool_call_update","rawInput":{"command":` + q(arg) + `,"description":"step"},"title":` + q(arg) + `,"content":[{"type":"content","content":{"type":"text","text":"step"}}]}`,
+			}
+			opts := []option{{"allow-once", "Yes", "allow_once"}}
+			if r := root(arg); r != "rm" && r != "touch" {
+				opts = append(opts, option{"allow-with-updates", "Yes, and allow " + r + " * commands", "allow_always"})
+			}
+			opts = append(opts, option{"reject", "No", "reject_once"})
+			return id, pre, fmt.Sprintf(`{"toolCall":{"toolCallId":%s,"name":"Bash","status":"pending","rawInput":{"command":%s,"description":"step"},"title":%s,"kind":"execute","content":[{"type":"content","content":{"type":"text","text":"step"}}],"locations":[]},"options":%s,"sessionId":%s}`,
+				q(id), q(arg), q(arg), optionsJSON(opts), q(s)), opts
+		}
+		pre := []string{
+			`{"_meta":{"claudeCode":{"toolName":"Write"}},"toolCallId":` + q(id) + `,"sessionUpdate":"tool_call","name":"Write","rawInput":{},"status":"pending","title":"Preparing file…","kind":"edit","content":[],"locations":[]}`,
+		}
+		opts := []option{{"allow-once", "Yes", "allow_once"}, {"allow-with-updates", "Yes, allow all edits during this session", "allow_always"}, {"reject", "No", "reject_once"}}
+		return id, pre, fmt.Sprintf(`{"toolCall":{"toolCallId":%s,"name":"Write","status":"pending","rawInput":{"file_path":%s,"content":"hello\n"},"title":%s,"kind":"edit","content":[{"type":"diff","path":%s,"oldText":null,"newText":"hello\n"}],"locations":[{"path":%s}]},"options":%s,"sessionId":%s}`,
+			q(id), q(path), q("Write "+filepath.Base(path)), q(path), q(path), optionsJSON(opts), q(s)), opts
+	}
+	// deciding: never asks, but has a shape for completeness.
+	id := fmt.Sprintf("t%d", n)
+	opts := []option{{"allow", "Allow", "allow_once"}, {"reject", "Reject", "reject_once"}}
+	return id, nil, fmt.Sprintf(`{"sessionId":%s,"toolCall":{"toolCallId":%s,"title":%s,"kind":%s},"options":%s}`, q(s), q(id), q(arg), q(kindOf(kind)), optionsJSON(opts)), opts
+}
+
+func optionsJSON(opts []option) string {
+	parts := make([]string, len(opts))
+	for i, o := range opts {
+		parts[i] = fmt.Sprintf(`{"optionId":%s,"name":%s,"kind":%s}`, q(o.id), q(o.name), q(o.kind))
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+func q(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "likeagent:", err)
+		os.Exit(1)
+	}
+}
