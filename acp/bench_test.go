@@ -44,3 +44,38 @@ func BenchmarkProxyAgentToClient(b *testing.B) {
 		}
 	}
 }
+
+// proseLine is a 1 KiB agent message chunk as agents write them: prose and
+// code with escaped quotes and newlines, snake_case words, a path.
+var proseLine = func() []byte {
+	head := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_01J9","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"`
+	text := `I looked at \"internal/config/load.go\": the parser's read_file helper returns early when the path is empty.\n\n` +
+		"```go\\nfunc load_all(dir string) error {\\n\\tif dir == \\\"\\\" {\\n\\t\\treturn nil\\n\\t}\\n}\\n```\\n"
+	tail := `"}}}}` + "\n"
+	var b strings.Builder
+	b.WriteString(head)
+	for b.Len()+len(text)+len(tail) < 1024 {
+		b.WriteString(text)
+	}
+	b.WriteString(strings.Repeat("x", 1024-b.Len()-len(tail)))
+	b.WriteString(tail)
+	return []byte(b.String())
+}()
+
+// BenchmarkIsPlainUpdate is the fast path's look at one 1 KiB line.
+func BenchmarkIsPlainUpdate(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		line []byte
+	}{{"padding", updateLine}, {"prose", proseLine}} {
+		if !isPlainUpdate(c.line) {
+			b.Fatalf("%s: not plain: %s", c.name, c.line)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.line)))
+			for b.Loop() {
+				isPlainUpdate(c.line)
+			}
+		})
+	}
+}

@@ -9,9 +9,9 @@ import (
 	"github.com/permhost/permhost/internal/jsontext"
 )
 
-// This file holds the framing helpers: the cheap look at a line that
-// decides whether it needs decoding at all, the strict decoding of a
-// message's envelope, id keys, and the lines permhost writes itself.
+// This file holds the framing helpers: the strict decoding of a message's
+// envelope, id keys, and the lines permhost writes itself. (The cheap look
+// that decides whether a line needs decoding at all is in fastpath.go.)
 
 // trimEOL returns line without its terminator ("\n" or "\r\n").
 func trimEOL(line []byte) []byte {
@@ -22,37 +22,6 @@ func trimEOL(line []byte) []byte {
 		}
 	}
 	return line
-}
-
-var (
-	escapedUnicode     = []byte(`\u`)
-	quotedMethod       = []byte(`"method"`)
-	sessionUpdateValue = []byte(`"session/update"`)
-	toolCallMark       = []byte(`tool_call`)
-	modeUpdateMark     = []byte(`current_mode_update`)
-	configUpdateMark   = []byte(`config_option_update`)
-	permissionWord     = "request_permission"
-)
-
-// isPlainUpdate reports whether line is certainly a session/update message
-// whose content the proxy does not track (no tool call, no mode change, no
-// permission request anywhere in it), so it can be forwarded without being
-// decoded. Anything it is unsure about — escapes that could spell a key, a
-// second "method", a method value with escapes — goes to the strict path, so
-// the fast path can never disagree with a real JSON parser about what a line
-// is.
-func isPlainUpdate(line []byte) bool {
-	if bytes.Contains(line, escapedUnicode) || bytes.Count(line, quotedMethod) != 1 {
-		return false
-	}
-	v, ok := jsontext.Peek(line, "method")
-	if !ok || !bytes.Equal(v, sessionUpdateValue) {
-		return false
-	}
-	return !bytes.Contains(line, toolCallMark) &&
-		!bytes.Contains(line, modeUpdateMark) &&
-		!bytes.Contains(line, configUpdateMark) &&
-		!bytes.Contains(line, []byte(permissionWord))
 }
 
 // kind of a line.

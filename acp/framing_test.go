@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/permhost/permhost/internal/jsontext"
 )
 
 // readLines reads in through a lineReader, each line a copy.
@@ -90,6 +92,30 @@ func TestIsPlainUpdate(t *testing.T) {
 		{`[{"jsonrpc":"2.0","method":"session/update"}]`, false},
 		{`not json "method":"session/update"`, false},
 		{``, false},
+		// Text with the escapes agents write keeps the fast path.
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a \"quote\",\n\ttab \\u0041 C:\\\\x snake_case"}}}}` + "\r\n", true},
+		// Escapes that could spell a word of the strict path do not.
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"tool\u005fcall"}}}`, false},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"x"},"a":"fs\/write"}}`, false},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"x":"tool\_call"}}`, false}, // not an escape
+		// An id makes it a request; a result or error, a response.
+		{`{"jsonrpc":"2.0","id":1,"method":"session/update","params":{}}`, false},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{},"error":{}}`, false},
+		// Any case of an envelope key, or a key Go's encoding/json may fold
+		// into one: a Go editor reads the last of them.
+		{`{"jsonrpc":"2.0","method":"session/update","METHOD":"fs/write_text_file","Id":3,"params":{}}`, false},
+		{`{"jsonrpc":"2.0","method":"session/update","Params":{}}`, false},
+		{`{"jsonrpc":"2.0","method":"session/update","ID":1}`, false},
+		{`{"jsonrpc":"2.0","method":"session/update","re\u017fult":{},"id":1}`, false},
+		{"{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"re\xc5\xbfult\":{}}", false},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{},"params":{}}`, false},
+		{`{"jsonrpc":"2.0","method":"session/update","_meta":{"x":1}}`, true},
+		// Anything after the object, or a value no parser reads alike.
+		{`{"jsonrpc":"2.0","method":"session/update"} {"id":1,"method":"fs/write_text_file"}`, false},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"a":[}],"id":1}`, false},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"a":'x","id":1,"b":"'}}`, false},
+		{`{"method":"session/update"}`, true},
+		{`{"jsonrpc":"2.0"}`, false},
 	}
 	for _, c := range cases {
 		if got := isPlainUpdate([]byte(c.line)); got != c.want {
@@ -133,6 +159,8 @@ func FuzzLines(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"session/update","method":"session/request_permission","id":1}`,
 		`{"jsonrpc":"2.0","method":"session/update","params":{"a":"\""}}` + "\r\n\n[1]\nx",
 		`{"method" :"session/update" ,"id":1,"params":{"x":"method"}}`,
+		`{"jsonrpc":"2.0","method":"session/update","METHOD":"fs/write_text_file"}`,
+		`{"method":"session/update","params":{"t":"a\\\\u0041 \\n b_c"}}` + "\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -144,16 +172,47 @@ func FuzzLines(f *testing.F) {
 			}
 			out = append(out, l...)
 			if isPlainUpdate(l) {
-				d := decode(trimEOL(l))
-				if d.kind != kindInvalid && d.method != MethodSessionUpdate {
-					t.Fatalf("fast path took %q, a parser reads a %v %q", l, d.kind, d.method)
-				}
+				checkPlain(t, l)
 			}
 		}
 		if !bytes.Equal(out, in) {
 			t.Fatalf("framing changed the bytes: %q -> %q", in, out)
 		}
 	})
+}
+
+// checkPlain fails unless l, which the fast path claimed, reads as a
+// session/update notification (or as nothing at all) to the strict decoder
+// and to Go's encoding/json (which folds keys and keeps the last), and
+// mentions nothing the strict path looks for.
+func checkPlain(t *testing.T, l []byte) {
+	t.Helper()
+	body := trimEOL(l)
+	d := decode(body)
+	switch {
+	case d.kind == kindInvalid:
+		if mayBePermission(body, d) {
+			t.Fatalf("fast path took %q, which may be a permission request", l)
+		}
+	case d.kind != kindNotification || d.method != MethodSessionUpdate:
+		t.Fatalf("fast path took %q, the strict decoder reads a %v %q", l, d.kind, d.method)
+	}
+	var env struct {
+		ID     *json.RawMessage
+		Method *string
+		Result *json.RawMessage
+		Error  *json.RawMessage
+	}
+	if json.Unmarshal(body, &env) == nil {
+		if env.ID != nil || env.Result != nil || env.Error != nil || env.Method == nil || *env.Method != MethodSessionUpdate {
+			t.Fatalf("fast path took %q, encoding/json reads %+v", l, env)
+		}
+	}
+	for _, w := range strictWords {
+		if jsontext.Mentions(body, w) {
+			t.Fatalf("fast path took %q, which mentions %s", l, w)
+		}
+	}
 }
 
 // A long line's buffer never grows past the line cap plus the read

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -297,15 +298,44 @@ func TestPrefixMembers(t *testing.T) {
 	}
 }
 
-func TestPeek(t *testing.T) {
-	obj := []byte(` { "a" : [1,{"b":"}"}] , "b":"x\"y" ,"c":{"d":1}} `)
-	for name, want := range map[string]string{"a": `[1,{"b":"}"}]`, "b": `"x\"y"`, "c": `{"d":1}`} {
-		if v, ok := Peek(obj, name); !ok || string(v) != want {
-			t.Errorf("Peek(%q) = %q %v, want %q", name, v, ok, want)
+func TestSkim(t *testing.T) {
+	type member struct{ key, value string }
+	cases := []struct {
+		in   string
+		want []member // nil: not skimmed
+	}{
+		{` { "a" : [1,{"b":"}"}] , "b":"x\"y" ,"c":{"d":1}, "e": -1.5e+3, "f":null} ` + "\r\n",
+			[]member{{"a", `[1,{"b":"}"}]`}, {"b", `"x\"y"`}, {"c", `{"d":1}`}, {"e", `-1.5e+3`}, {"f", "null"}}},
+		{`{}`, []member{}},
+		{`{"k\u0041":1}`, []member{{`k\u0041`, "1"}}}, // keys as written
+		{`{"a":[}]}`, nil},                              // brackets of the wrong kind
+		{`{"a":{]}`, nil},
+		{`{"a":1}{"b":2}`, nil}, // two values
+		{`{"a":1} x`, nil},
+		{`{"a":'x'}`, nil}, // quotes of another kind
+		{`{"a":1 /* c */}`, nil},
+		{`{"a":[1,/*"b"*/2]}`, nil},
+		{`{"a":"open}`, nil},
+		{`{"a":1,}`, nil},
+		{`{a:1}`, nil},
+		{`[1]`, nil},
+		{`{"a":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}`, []member{{"a", strings.Repeat("[", 64) + strings.Repeat("]", 64)}}},
+		{`{"a":` + strings.Repeat("[", 65) + strings.Repeat("]", 65) + `}`, nil},
+		{``, nil},
+	}
+	for _, c := range cases {
+		var got []member
+		ok := Skim([]byte(c.in), func(k, v []byte) bool {
+			got = append(got, member{string(k), string(v)})
+			return true
+		})
+		if ok != (c.want != nil) || ok && !slices.Equal(got, c.want) {
+			t.Errorf("Skim(%s) = %v %q, want %q", c.in, ok, got, c.want)
 		}
 	}
-	if _, ok := Peek(obj, "d"); ok {
-		t.Error("found a nested key at the top level")
+	n := 0
+	if Skim([]byte(`{"a":1,"b":2,"c":3}`), func(k, v []byte) bool { n++; return string(k) != "b" }) || n != 2 {
+		t.Errorf("Skim went on after f refused a member (%d calls) or reported success", n)
 	}
 }
 

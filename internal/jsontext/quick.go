@@ -6,47 +6,129 @@ import (
 	"unicode/utf8"
 )
 
-// This file holds the two helpers that look at text without checking it:
-// Peek, for a fast path that must decide cheaply that a line needs no
+// This file holds the helpers that look at text without checking it all:
+// Skim, for a fast path that must decide cheaply that a line needs no
 // decoding, and Mentions, for text that is not JSON but may still name
 // something permhost must not let through.
 
-// Peek returns the value of the first top-level member of the object b whose
-// key, as written (escapes are not decoded), is name. It checks only enough
-// structure to find the value's end, so it is for fast paths alone: a caller
-// must make sure that any text Peek could misread (a key spelled with an
-// escape, the key written twice) goes to [Check] instead.
-func Peek(b []byte, name string) ([]byte, bool) {
+// Skim calls f with the key (as written between its quotes: escapes are
+// not decoded) and the value of each top-level member of the object b, in
+// order, and reports whether b is one object, followed by nothing but
+// whitespace, whose every member f accepted. Outside strings it checks what
+// decides where a value ends the way every JSON parser sees it: brackets
+// matched by kind, strings closed, literals and numbers made of letters,
+// digits and ".+-" only (no quotes of another kind, no comments). Inside
+// strings it checks nothing, and it does not check where colons and commas
+// stand below the top level. It does not allocate. It is for fast paths
+// alone: a caller must make sure that anything Skim could read otherwise
+// than a strict parser (escapes, which could spell a key; non-ASCII keys,
+// which Go's encoding/json folds) goes to [Check] instead.
+func Skim(b []byte, f func(key, value []byte) bool) bool {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return nil, false
+		return false
 	}
 	i = skipSpace(b, i+1)
-	for i < len(b) && b[i] == '"' {
+	if i < len(b) && b[i] == '}' {
+		return skipSpace(b, i+1) == len(b)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return false
+		}
 		ke, ok := skipString(b, i)
 		if !ok {
-			return nil, false
+			return false
 		}
 		key := b[i+1 : ke-1]
 		i = skipSpace(b, ke)
 		if i >= len(b) || b[i] != ':' {
-			return nil, false
+			return false
 		}
 		i = skipSpace(b, i+1)
-		ve, ok := skipValue(b, i)
-		if !ok {
-			return nil, false
-		}
-		if string(key) == name {
-			return b[i:ve], true
+		ve, ok := skimValue(b, i)
+		if !ok || !f(key, b[i:ve]) {
+			return false
 		}
 		i = skipSpace(b, ve)
-		if i >= len(b) || b[i] != ',' {
-			return nil, false
+		if i >= len(b) {
+			return false
 		}
-		i = skipSpace(b, i+1)
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			return skipSpace(b, i+1) == len(b)
+		default:
+			return false
+		}
 	}
-	return nil, false
+}
+
+// skimMaxDepth bounds the nesting skimValue follows (one bit each of its
+// stack); deeper values are not skimmed.
+const skimMaxDepth = 64
+
+// skimValue returns the index just past the value starting at b[i], with
+// the checks Skim describes.
+func skimValue(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return skipString(b, i)
+	case c != '{' && c != '[':
+		j := i
+		for j < len(b) && isLiteralByte(b[j]) {
+			j++
+		}
+		return j, j > i
+	}
+	var objects uint64 // one bit per open bracket, innermost lowest: 1 for '{'
+	depth := 0
+	for i < len(b) {
+		switch c := b[i]; c {
+		case '"':
+			j, ok := skipString(b, i)
+			if !ok {
+				return j, false
+			}
+			i = j
+			continue
+		case '{', '[':
+			if depth == skimMaxDepth {
+				return i, false
+			}
+			objects <<= 1
+			if c == '{' {
+				objects |= 1
+			}
+			depth++
+		case '}', ']':
+			if (objects&1 == 1) != (c == '}') {
+				return i, false
+			}
+			objects >>= 1
+			depth--
+			if depth == 0 {
+				return i + 1, true
+			}
+		case ',', ':', ' ', '\t', '\r', '\n':
+		default:
+			if !isLiteralByte(c) {
+				return i, false
+			}
+		}
+		i++
+	}
+	return i, false
+}
+
+// isLiteralByte reports whether c may be part of a JSON literal or number
+// (or of the NaN and Infinity some lenient parsers take).
+func isLiteralByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '+' || c == '-'
 }
 
 // skipString returns the index just past the string starting at b[i] (which
@@ -67,46 +149,6 @@ func skipString(b []byte, i int) (int, bool) {
 			return j + 1, true
 		}
 		j++
-	}
-}
-
-// skipValue returns the index just past the value starting at b[i],
-// checking only the brackets and strings it needs to find the end.
-func skipValue(b []byte, i int) (int, bool) {
-	if i >= len(b) {
-		return i, false
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				j, ok := skipString(b, i)
-				if !ok {
-					return j, false
-				}
-				i = j
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1, true
-				}
-			}
-			i++
-		}
-		return i, false
-	default:
-		j := i
-		for j < len(b) && !isSpace(b[j]) && b[j] != ',' && b[j] != '}' && b[j] != ']' {
-			j++
-		}
-		return j, j > i
 	}
 }
 

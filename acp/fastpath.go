@@ -1,0 +1,160 @@
+package acp
+
+import (
+	"bytes"
+
+	"github.com/permhost/permhost/internal/jsontext"
+)
+
+// This file is the fast path: the one cheap look at a line that lets the
+// dominant traffic (plain session/update notifications, the agent's
+// message chunks and plans) through without decoding.
+//
+// The rule: a line may skip the strict path only if it is certainly not
+// something permhost acts on, in every parser's reading. isPlainUpdate
+// claims a line only when all of these hold, and anything it is unsure of
+// takes the strict path (decode, then the per-message functions):
+//
+//   - its top level is one JSON object (Skim: brackets, strings and literals
+//     as every parser reads them, nothing after it but whitespace) whose
+//     keys are ASCII without escapes, with "method" exactly once, valued
+//     exactly "session/update", "jsonrpc" and "params" at most once, and no
+//     other key that is, in any case, one of the envelope's (so no id: a
+//     request is not plain, nor a response);
+//   - it has no escape that could spell a letter, a digit, "_" or "/" (only
+//     \" \\ \n \r \t \b \f), so every word in it is written as itself;
+//   - it mentions none of strictWords anywhere, keys or values, at any depth.
+//
+// What permhost learns from session/update (tool calls, mode and config
+// changes) it learns on the strict path, since the kinds it tracks are
+// strictWords. A new kind of update permhost acts on must add its
+// sessionUpdate value (or another word every such line contains) to
+// strictWords; the fuzz target FuzzLines checks the claims against the
+// strict decoder and Go's encoding/json.
+
+// strictWords are the words whose mention anywhere in a line sends it to
+// the strict path. Each must contain '_': the scan finds them at their first
+// underscore, so that it costs one pass over the line for all of them.
+var strictWords = [...]string{
+	"tool_call", // tool_call and tool_call_update
+	"current_mode_update",
+	"config_option_update",
+	permissionWord,
+}
+
+const permissionWord = "request_permission"
+
+// strictWordAt holds, for each of strictWords, the offset of its first '_'.
+var strictWordAt = func() (at [len(strictWords)]int) {
+	for i, w := range strictWords {
+		at[i] = bytes.IndexByte([]byte(w), '_')
+		if at[i] < 0 {
+			panic("acp: strict word without an underscore: " + w)
+		}
+	}
+	return at
+}()
+
+var sessionUpdateValue = []byte(`"session/update"`)
+
+// isPlainUpdate reports whether line (terminator included or not) is
+// certainly a session/update notification whose content permhost does not
+// track, so it can be forwarded without being decoded. See the rule above.
+func isPlainUpdate(line []byte) bool {
+	if !plainEscapes(line) || mentionsStrictWord(line) {
+		return false
+	}
+	var method, params, jsonrpc bool
+	return jsontext.Skim(line, func(key, value []byte) bool {
+		var seen *bool
+		switch string(key) {
+		case "method":
+			if !bytes.Equal(value, sessionUpdateValue) {
+				return false
+			}
+			seen = &method
+		case "params":
+			seen = &params
+		case "jsonrpc":
+			seen = &jsonrpc
+		default:
+			return !envelopeKeyFold(key)
+		}
+		if *seen {
+			return false
+		}
+		*seen = true
+		return true
+	}) && method
+}
+
+// plainEscapes reports whether every backslash in line starts an escape
+// that stands for a character no word or key permhost reads contains.
+func plainEscapes(line []byte) bool {
+	for i := 0; ; {
+		k := bytes.IndexByte(line[i:], '\\')
+		if k < 0 {
+			return true
+		}
+		i += k + 1
+		if i == len(line) {
+			return false
+		}
+		switch line[i] {
+		case '"', '\\', 'n', 'r', 't', 'b', 'f':
+			i++
+		default: // \u, \/, or no escape at all
+			return false
+		}
+	}
+}
+
+// mentionsStrictWord reports whether one of strictWords occurs in line.
+func mentionsStrictWord(line []byte) bool {
+	for i := 0; ; i++ {
+		k := bytes.IndexByte(line[i:], '_')
+		if k < 0 {
+			return false
+		}
+		i += k
+		for j, w := range strictWords {
+			if s := i - strictWordAt[j]; s >= 0 && s+len(w) <= len(line) && string(line[s:s+len(w)]) == w {
+				return true
+			}
+		}
+	}
+}
+
+// envelopeKeyFold reports whether key, a top-level key as written, may be
+// read as one of the envelope's: it is one of them in any ASCII case, or it
+// is not plain ASCII without escapes (Go's encoding/json folds "ſ" to "s"
+// and "K" to "k").
+func envelopeKeyFold(key []byte) bool {
+	for _, c := range key {
+		if c >= 0x80 || c == '\\' {
+			return true
+		}
+	}
+	for _, e := range envelope {
+		if len(key) == len(e) && asciiEqualFold(key, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func asciiEqualFold(a []byte, b string) bool {
+	for i := range a {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
