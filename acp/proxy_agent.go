@@ -25,6 +25,7 @@ func (p *Proxy) agentLoop(out io.Reader) error {
 			_ = r.forwardTo(p.toClient)
 			continue
 		}
+		r.flush(false) // what was forwarded so far goes first
 		if err := p.fromAgent(r, line); err != nil {
 			return err
 		}
@@ -52,7 +53,7 @@ func (p *Proxy) fromAgent(r *lineReader, line []byte) error {
 	case a.replace != nil:
 		_ = p.toClient.messageInOrder(a.replace)
 	default:
-		_ = r.forwardTo(p.toClient)
+		_ = r.forwardNow(p.toClient)
 	}
 	p.startHandler(a.start)
 	return a.stop
@@ -87,7 +88,7 @@ func (p *Proxy) agentBatch(r *lineReader, line, body []byte, d decoded) error {
 	}
 	switch {
 	case !changed:
-		_ = r.forwardTo(p.toClient)
+		_ = r.forwardNow(p.toClient)
 	case len(kept) > 0:
 		parts := make([]batchPart, len(kept))
 		for i, k := range kept {

@@ -45,6 +45,7 @@ func (p *Proxy) fromClient(r *lineReader, line []byte) {
 		_ = r.forwardTo(p.toAgent)
 		return
 	}
+	r.flush(false) // what was forwarded so far goes first
 	body := trimEOL(line)
 	d := decode(body)
 	if d.kind == kindBatch {
@@ -59,7 +60,7 @@ func (p *Proxy) fromClient(r *lineReader, line []byte) {
 	case a.replace != nil:
 		_ = p.toAgent.forward(append(a.replace, line[len(body):]...), nil)
 	default:
-		_ = r.forwardTo(p.toAgent)
+		_ = r.forwardNow(p.toAgent)
 	}
 	p.afterClient(a)
 }
@@ -107,7 +108,7 @@ func (p *Proxy) clientBatch(r *lineReader, line, body []byte, d decoded) {
 	}
 	switch {
 	case !changed:
-		_ = r.forwardTo(p.toAgent)
+		_ = r.forwardNow(p.toAgent)
 	case len(parts) > 0:
 		_ = p.toAgent.placeBatch(&batchOut{parts: parts, term: bytes.Clone(line[len(body):])}, p.slowHandler)
 	}

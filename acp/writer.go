@@ -28,9 +28,8 @@ type writer struct {
 	q       []item
 	queued  int    // bytes of forwarded lines in q, for backpressure
 	err     error  // sticky: the first write error, or ErrClosed
-	closing bool   // close dst once q is written
-	spare   []byte // a written merge buffer, for the next one
-	closeIt bool   // whether closing closes dst
+	closing bool // close dst once q is written
+	closeIt bool // whether closing closes dst
 	done    chan struct{}
 	closed  chan struct{} // closed once dst is closed or failed
 	once    sync.Once     // closes dst
@@ -54,6 +53,7 @@ type item struct {
 	line    []byte
 	release func() // releases line once written or dropped; nil: nothing to do
 	merge   bool   // line is the writer's own copy, which later forwarded lines may join
+	chunk   []byte // the chunk (see getChunk) line lies in, put back once written
 	own     bool
 	slot    *answerSlot
 	batch   *batchOut
@@ -115,37 +115,52 @@ func (w *writer) forward(line []byte, release func()) error {
 	return nil
 }
 
-// mergeChunk is the size of the buffers short forwarded lines are copied
-// into: consecutive lines share one, so the writer takes them in one go,
-// and one that size goes past bufio without a second copy.
-const mergeChunk = writeBufferSize
+// forwardChunk queues a run of forwarded lines that lies in chunk (a
+// reader's buffer the caller gives up): the writer puts the chunk back once
+// the run is written or dropped. It waits as forward does, and leaves
+// waking the writer to wake.
+func (w *writer) forwardChunk(run, chunk []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.roomLocked(); err != nil {
+		putChunk(chunk)
+		return err
+	}
+	w.q = append(w.q, item{line: run, chunk: chunk})
+	w.queued += len(run)
+	return nil
+}
 
-// forwardCopy queues a copy of a forwarded line the caller keeps (a line
-// still in its reader's buffer). It waits as forward does. kick false says
-// more lines follow at once: the writer is not woken for this one (it is
-// before the caller could wait, or when the bound makes it wait).
-func (w *writer) forwardCopy(line []byte, kick bool) error {
+// forwardCopy queues a copy of forwarded lines the caller keeps (a run still
+// in its reader's buffer), at most a chunk: consecutive copies share a
+// chunk, so that the writer takes them in one go, and one that size goes
+// past bufio without a second copy. It waits as forward does, and leaves
+// waking the writer to wake.
+func (w *writer) forwardCopy(run []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.roomLocked(); err != nil {
 		return err
 	}
-	if n := len(w.q); n > 0 && w.q[n-1].merge && len(w.q[n-1].line)+len(line) <= cap(w.q[n-1].line) {
-		w.q[n-1].line = append(w.q[n-1].line, line...)
+	if n := len(w.q); n > 0 && w.q[n-1].merge && len(w.q[n-1].line)+len(run) <= cap(w.q[n-1].line) {
+		w.q[n-1].line = append(w.q[n-1].line, run...)
 	} else {
-		buf := w.spare
-		w.spare = nil
-		if cap(buf) < len(line) {
-			buf = make([]byte, 0, max(mergeChunk, len(line)))
+		it := item{merge: true}
+		if len(run) <= chunkSize {
+			it.chunk = getChunk()
+			it.line = it.chunk[:0]
 		}
-		w.q = append(w.q, item{line: append(buf, line...), merge: true})
+		it.line = append(it.line, run...)
+		w.q = append(w.q, it)
 	}
-	w.queued += len(line)
-	if kick {
-		w.cond.Broadcast()
-	}
+	w.queued += len(run)
 	return nil
 }
+
+// wake has the writer look at its queue (forwardChunk and forwardCopy leave
+// it asleep: more follows at once). The caller queued under w.mu before, so
+// the writer either sees the line or is waiting already.
+func (w *writer) wake() { w.cond.Broadcast() }
 
 // roomLocked waits while too much is queued (waking the writer first: a
 // caller that did not kick it may have left it asleep) and returns the
@@ -284,6 +299,16 @@ func (s *answerSlot) release() bool {
 	return true
 }
 
+// free gives back what the item's line lives in, once written or dropped.
+func (it *item) free() {
+	if it.release != nil {
+		it.release()
+	}
+	if it.chunk != nil {
+		putChunk(it.chunk)
+	}
+}
+
 // ready reports whether the writer may write it now; w.mu is held.
 func (it *item) ready() bool {
 	switch {
@@ -335,9 +360,7 @@ func (w *writer) failLocked(err error) {
 	}
 	w.err = err
 	for _, it := range w.q {
-		if it.release != nil {
-			it.release()
-		}
+		it.free()
 		if it.slot != nil && it.slot.timer != nil {
 			it.slot.timer.Stop()
 		}
@@ -439,14 +462,7 @@ func (w *writer) run() {
 			_, err = bw.Write(line)
 			open = line[len(line)-1] != '\n'
 		}
-		if it.release != nil {
-			it.release() // bufio keeps nothing of what it was given
-		}
-		if it.merge && cap(line) == mergeChunk {
-			w.mu.Lock()
-			w.spare = line[:0]
-			w.mu.Unlock()
-		}
+		it.free() // bufio keeps nothing of what it was given
 		dirty = true
 		if err != nil {
 			w.mu.Lock()
