@@ -147,3 +147,66 @@ func TestWriterReleases(t *testing.T) {
 	}
 	expect(t, "refused, released", <-released, "c")
 }
+
+// chunkyReader returns its bytes in reads of the sizes it is given, in turn.
+type chunkyReader struct {
+	b     []byte
+	sizes []int
+	i     int
+}
+
+func (c *chunkyReader) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), len(c.b), c.sizes[c.i%len(c.sizes)])
+	c.i++
+	copy(p, c.b[:n])
+	c.b = c.b[n:]
+	return n, nil
+}
+
+// The agent's lines reach the client byte for byte and in order, however
+// reads cut them: plain lines queued as runs (copied, or handed over with
+// their buffer), lines of the strict path between them, lines longer than
+// the buffer, an unterminated last line.
+func TestForwardedRunsKeepBytesAndOrder(t *testing.T) {
+	plain := func(n int) string {
+		head := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"`
+		return head + strings.Repeat(string(rune('a'+n%26)), n) + `"}}}}` + "\n"
+	}
+	var in strings.Builder
+	for i := range 3000 {
+		switch {
+		case i%97 == 0:
+			in.WriteString(`{"jsonrpc":"2.0","method":"_x/note","params":{"i":` + strings.Repeat("1", i%7+1) + "}}\r\n")
+		case i%401 == 0:
+			in.WriteString(plain(3*readBufferSize + i))
+		case i%13 == 0 && i < 1500:
+			in.WriteString("not json\n")
+		default:
+			in.WriteString(plain(i % 2000))
+		}
+	}
+	in.WriteString(`{"jsonrpc":"2.0","method":"session/update","params":{}}`) // no terminator
+	want := in.String()
+	for _, sizes := range [][]int{{1 << 20}, {readBufferSize}, {1, 7, 4096, 70000, 300}, {readBufferSize - 1, 3}} {
+		p, err := NewProxy(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		clientIn, clientW := io.Pipe()
+		clientW.Close()
+		if err := p.Run(t.Context(), clientIn, &out, io.Discard, &chunkyReader{b: []byte(want), sizes: sizes}); err != nil {
+			t.Fatal(err)
+		}
+		if got := out.String(); got != want {
+			i := 0
+			for i < len(got) && i < len(want) && got[i] == want[i] {
+				i++
+			}
+			t.Fatalf("reads of %v: the client got %d bytes, want %d; first difference at %d: %.80q", sizes, len(got), len(want), i, got[i:])
+		}
+	}
+}
