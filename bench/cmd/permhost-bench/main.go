@@ -2,7 +2,7 @@
 // in one invocation and writes the table. `make bench` runs it from the
 // repository root:
 //
-//	permhost-bench [-permhost build/permhost] [-plugins build/plugins] [-runs 5] [-only STEPS] [-out BENCHMARKS.md]
+//	permhost-bench [-permhost build/permhost] [-baseline OTHER] [-plugins build/plugins] [-runs 5] [-only STEPS] [-out BENCHMARKS.md]
 //
 // Process-level rows (passthrough against a raw pipe, cold start, peak RSS,
 // decisions through the proxy) are measured here with real processes over
@@ -35,6 +35,7 @@ import (
 
 type runner struct {
 	permhost string // absolute path of the binary under test
+	baseline string // -baseline's binary, or ""
 	plugins  string // built example plugins
 	root     string // repository root
 	tmp      string
@@ -54,6 +55,7 @@ func main() {
 	fuzz := flag.String("fuzz", "build/fuzz.tsv", "fuzzing outcomes recorded by `make fuzz`, included when present")
 	flag.IntVar(&r.runs, "runs", 5, "repetitions of each measurement")
 	samples := flag.String("samples", "build/bench-samples.json", "`file` to keep every sample in, for -render")
+	baseline := flag.String("baseline", "", "another permhost `binary` (an earlier build, say) whose passthrough runs side by side with -permhost's in P1")
 	only := flag.String("only", "", "run only the steps whose name matches this `regexp` (the table then lacks the others)")
 	render := flag.String("render", "", "measure nothing: write -out from the samples `file` of an earlier run (after changing the notes, or with a new soak)")
 	flag.Parse()
@@ -70,6 +72,17 @@ func main() {
 			os.Exit(1)
 		}
 		return
+	}
+	if *baseline != "" {
+		var err error
+		if r.baseline, err = filepath.Abs(*baseline); err == nil {
+			_, err = os.Stat(r.baseline)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "permhost-bench: -baseline:", err)
+			os.Exit(2)
+		}
+		relays = append(relays, baselineRelay)
 	}
 	if err := r.setup(*permhost, *plugins); err != nil {
 		fmt.Fprintln(os.Stderr, "permhost-bench:", err)
@@ -246,23 +259,31 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// relays are the two ways a line gets from the agent to the editor in P1.
+// relays are the ways a line gets from the agent to the editor in P1: the
+// raw pipe, permhost, and with -baseline the baseline's permhost.
 func (r *runner) relay(kind string, agentArgs ...string) ([]string, error) {
 	agent := append([]string{r.agent}, agentArgs...)
 	switch kind {
 	case "raw pipe":
 		return append([]string{r.rawpipe}, agent...), nil
-	case "permhost proxy":
+	case "permhost proxy", baselineRelay:
 		cfg, err := r.writeConfig("good", r.goodTOML())
 		if err != nil {
 			return nil, err
 		}
-		return append([]string{r.permhost, "proxy", "--config", cfg, "--"}, agent...), nil
+		bin := r.permhost
+		if kind == baselineRelay {
+			bin = r.baseline
+		}
+		return append([]string{bin, "proxy", "--config", cfg, "--"}, agent...), nil
 	}
 	return nil, fmt.Errorf("unknown relay %q", kind)
 }
 
 var relays = []string{"raw pipe", "permhost proxy"}
+
+// baselineRelay is the relay of -baseline.
+const baselineRelay = "baseline proxy"
 
 const goLine = `{"jsonrpc":"2.0","method":"_bench/go","params":{}}` + "\n"
 
@@ -305,6 +326,9 @@ func (r *runner) passthroughThroughput(rep *report) error {
 			r.logf("%s: %d × %d B in %v: %.0f MiB/s", kind, n, size, el.Round(time.Millisecond), rate)
 		}
 		rep.add("p1.ratio", rep.last("p1.mibs.permhost proxy")/rep.last("p1.mibs.raw pipe"))
+		if r.baseline != "" {
+			rep.add("p1.ratio.baseline", rep.last("p1.mibs."+baselineRelay)/rep.last("p1.mibs.raw pipe"))
+		}
 	}
 	return nil
 }
@@ -313,8 +337,8 @@ func (r *runner) passthroughThroughput(rep *report) error {
 func (r *runner) passthroughLatency(rep *report) error {
 	const n, size, interval = 3000, 1024, "500us"
 	for run := 0; run < r.runs; run++ {
-		var p50 [2]float64
-		var p99 [2]float64
+		p50 := make([]float64, len(relays))
+		p99 := make([]float64, len(relays))
 		for k, kind := range relays {
 			argv, err := r.relay(kind, "paced", strconv.Itoa(n), strconv.Itoa(size), interval)
 			if err != nil {
@@ -356,6 +380,10 @@ func (r *runner) passthroughLatency(rep *report) error {
 		}
 		rep.add("p1.added50", p50[1]-p50[0])
 		rep.add("p1.added99", p99[1]-p99[0])
+		if r.baseline != "" {
+			rep.add("p1.added50.baseline", p50[2]-p50[0])
+			rep.add("p1.added99.baseline", p99[2]-p99[0])
+		}
 	}
 	return nil
 }

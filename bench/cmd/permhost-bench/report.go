@@ -216,10 +216,16 @@ func (r *report) markdown() string {
 	w("\n## P1 passthrough: 1 KiB `session/update` lines, agent → editor\n\n")
 	w("200,000 lines as fast as the agent writes them (throughput), and 3,000 lines one every 0.5 ms, each stamped by the agent when written (latency, first 10%% dropped). `raw pipe` is `bench/cmd/rawpipe`, a process that only copies bytes between its stdio and the agent's; `permhost proxy` runs with a one-plugin configuration.\n\n")
 	w("| relay | MiB/s | lines/s | latency p50 (µs) | latency p99 (µs) |\n|---|---|---|---|---|\n")
-	for _, k := range relays {
+	for _, k := range []string{"raw pipe", "permhost proxy", baselineRelay} {
+		if k == baselineRelay && !r.has("p1.mibs."+k) {
+			continue
+		}
 		w("| %s | %s | %s | %s | %s |\n", k, r.cell("p1.mibs."+k, 1, "%.0f"), r.cell("p1.msgs."+k, 1, "%.0f"), r.cell("p1.lat50."+k, 1, "%.0f"), r.cell("p1.lat99."+k, 1, "%.0f"))
 	}
 	w("| **proxy vs raw** | %s× | | added %s | added %s |\n", r.cell("p1.ratio", 1, "%.2f"), r.cell("p1.added50", 1, "%.0f"), r.cell("p1.added99", 1, "%.0f"))
+	if r.has("p1.ratio.baseline") {
+		w("| **baseline vs raw** | %s× | | added %s | added %s |\n", r.cell("p1.ratio.baseline", 1, "%.2f"), r.cell("p1.added50.baseline", 1, "%.0f"), r.cell("p1.added99.baseline", 1, "%.0f"))
+	}
 
 	w("\n## P2, P3: one warm decision, constant outcome, 1 KiB request\n\n")
 	w("`go test -bench ^BenchmarkDecide$ ./bench` (1 s per run). All rows decide on the same request; the wasm rows run `testdata/wasm/good.wasm`. permhost's rows go through `host.Plugin.Decide` (encode, call under the 100 ms deadline, decode, validate).\n\n")
