@@ -77,5 +77,13 @@ func BenchmarkIsPlainUpdate(b *testing.B) {
 				isPlainUpdate(c.line)
 			}
 		})
+		// A stream of lines of one shape: the memo spares the walk.
+		b.Run(c.name+"/memo", func(b *testing.B) {
+			var fp fastPath
+			b.SetBytes(int64(len(c.line)))
+			for b.Loop() {
+				fp.plain(c.line)
+			}
+		})
 	}
 }

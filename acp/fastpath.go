@@ -33,8 +33,9 @@ import (
 // strict decoder and Go's encoding/json.
 
 // strictWords are the words whose mention anywhere in a line sends it to
-// the strict path. Each must contain '_': the scan finds them at their first
-// underscore, so that it costs one pass over the line for all of them.
+// the strict path. Each must contain '_' (not first or last): the scan finds
+// them at their first underscore, so that it costs one pass over the line
+// for all of them.
 var strictWords = [...]string{
 	"tool_call", // tool_call and tool_call_update
 	"current_mode_update",
@@ -44,28 +45,62 @@ var strictWords = [...]string{
 
 const permissionWord = "request_permission"
 
-// strictWordAt holds, for each of strictWords, the offset of its first '_'.
-var strictWordAt = func() (at [len(strictWords)]int) {
+// strictWordAt holds, for each of strictWords, the offset of its first '_'
+// (never the first or last byte), and the bytes either side of it.
+var strictWordAt = func() (at [len(strictWords)]struct {
+	off         int
+	before, aft byte
+}) {
 	for i, w := range strictWords {
-		at[i] = bytes.IndexByte([]byte(w), '_')
-		if at[i] < 0 {
-			panic("acp: strict word without an underscore: " + w)
+		k := bytes.IndexByte([]byte(w), '_')
+		if k < 1 || k == len(w)-1 {
+			panic("acp: strict word without an inner underscore: " + w)
 		}
+		at[i].off, at[i].before, at[i].aft = k, w[k-1], w[k+1]
 	}
 	return at
 }()
 
 var sessionUpdateValue = []byte(`"session/update"`)
 
-// isPlainUpdate reports whether line (terminator included or not) is
-// certainly a session/update notification whose content permhost does not
-// track, so it can be forwarded without being decoded. See the rule above.
-func isPlainUpdate(line []byte) bool {
+// fastPath is the fast path of one direction: isPlainUpdate with a memo of
+// the last plain line's shape (jsontext.SkimMemo), since an agent's updates
+// mostly differ only in their text. It is not safe for concurrent use.
+type fastPath struct {
+	memo jsontext.SkimMemo
+}
+
+// plain reports whether line is certainly a session/update notification
+// whose content permhost does not track, so it can be forwarded without
+// being decoded. See the rule above. A line of the shape of the last plain
+// one, differing only in its longest nested string, needs no walk, and only
+// that string's new contents are looked at for escapes and words: the rest
+// is the last plain line's.
+func (fp *fastPath) plain(line []byte) bool {
+	if text, ok := fp.memo.Contents(line); ok {
+		return plainEscapes(text) && !mentionsStrictWord(text)
+	}
 	if !plainEscapes(line) || mentionsStrictWord(line) {
 		return false
 	}
+	nested, ok := plainEnvelope(line)
+	if ok {
+		fp.memo.Set(line, nested)
+	}
+	return ok
+}
+
+// isPlainUpdate is plain without a memo.
+func isPlainUpdate(line []byte) bool {
+	var fp fastPath
+	return fp.plain(line)
+}
+
+// plainEnvelope checks the top level of a line whose escapes and words were
+// checked: one object with the envelope of a session/update notification.
+func plainEnvelope(line []byte) (jsontext.Span, bool) {
 	var method, params, jsonrpc bool
-	return jsontext.Skim(line, func(key, value []byte) bool {
+	nested, ok := jsontext.Skim(line, func(key, value []byte) bool {
 		var seen *bool
 		switch string(key) {
 		case "method":
@@ -85,7 +120,8 @@ func isPlainUpdate(line []byte) bool {
 		}
 		*seen = true
 		return true
-	}) && method
+	})
+	return nested, ok && method
 }
 
 // plainEscapes reports whether every backslash in line starts an escape
@@ -117,9 +153,16 @@ func mentionsStrictWord(line []byte) bool {
 			return false
 		}
 		i += k
+		if i == 0 || i+1 == len(line) {
+			continue
+		}
+		before, aft := line[i-1], line[i+1]
 		for j, w := range strictWords {
-			if s := i - strictWordAt[j]; s >= 0 && s+len(w) <= len(line) && string(line[s:s+len(w)]) == w {
-				return true
+			at := &strictWordAt[j]
+			if before == at.before && aft == at.aft {
+				if s := i - at.off; s >= 0 && s+len(w) <= len(line) && string(line[s:s+len(w)]) == w {
+					return true
+				}
 			}
 		}
 	}

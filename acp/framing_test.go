@@ -161,12 +161,18 @@ func FuzzLines(f *testing.F) {
 		`{"method" :"session/update" ,"id":1,"params":{"x":"method"}}`,
 		`{"jsonrpc":"2.0","method":"session/update","METHOD":"fs/write_text_file"}`,
 		`{"method":"session/update","params":{"t":"a\\\\u0041 \\n b_c"}}` + "\n",
+		memoSeed(`0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef`, `0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\\`,
+			`","id":1,"x":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef`),
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var out []byte
+		var fp fastPath // remembering the shape of the last plain line
 		for _, l := range readLines(t, in) {
+			if got, want := fp.plain(l), isPlainUpdate(l); got != want {
+				t.Fatalf("fast path with its memo says %v for %q, without %v", got, l, want)
+			}
 			if i := bytes.IndexByte(l, '\n'); i >= 0 && i != len(l)-1 {
 				t.Fatalf("line with an inner newline: %q", l)
 			}
@@ -179,6 +185,45 @@ func FuzzLines(f *testing.F) {
 			t.Fatalf("framing changed the bytes: %q -> %q", in, out)
 		}
 	})
+}
+
+// memoSeed is lines of one shape but for their text, the last ones
+// trying to end the text early or escape its closing quote.
+func memoSeed(texts ...string) string {
+	var b strings.Builder
+	for _, t := range texts {
+		b.WriteString(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + t + `"}}}}` + "\n")
+	}
+	return b.String()
+}
+
+// The fast path's memo takes a line of the last plain line's shape without
+// a walk, and never one whose text changes the shape.
+func TestFastPathMemo(t *testing.T) {
+	const long = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	cases := []struct {
+		text string
+		want bool
+	}{
+		{long, true},
+		{long + long + `\"quoted\"\\`, true},
+		{`short`, true},
+		{long + `","id":1,"x":"`, true}, // closes the text: a nested id, still plain
+		{long + `"}}},"id":1,"method":"fs/x","p":{"u":{"c":{"z":"`, false}, // closes it and reaches the top level
+		{long + `\`, false}, // escapes the closing quote
+		{long + `\\\`, false},
+	}
+	var fp fastPath
+	for _, c := range cases {
+		fp.plain([]byte(memoSeed(long))) // the memo holds this shape
+		line := []byte(memoSeed(c.text))
+		if got := fp.plain(line); got != c.want || got != isPlainUpdate(line) {
+			t.Errorf("text %q: plain with the memo %v, without %v, want %v", c.text, got, isPlainUpdate(line), c.want)
+		}
+	}
+	if _, ok := fp.memo.Contents([]byte(memoSeed(long)[:40])); ok {
+		t.Error("a line shorter than the memo matched")
+	}
 }
 
 // checkPlain fails unless l, which the fast path claimed, reads as a

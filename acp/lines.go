@@ -56,6 +56,8 @@ type lineReader struct {
 	to             *writer
 	runFrom, runTo int
 	kick           bool
+
+	fast fastPath // the fast path of the lines read, with its memo
 }
 
 // handOverRun is the run length from which a run is handed over with its

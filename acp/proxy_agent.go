@@ -21,7 +21,7 @@ func (p *Proxy) agentLoop(out io.Reader) error {
 			}
 			return err
 		}
-		if isPlainUpdate(line) {
+		if r.fast.plain(line) {
 			_ = r.forwardTo(p.toClient)
 			continue
 		}

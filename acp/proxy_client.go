@@ -41,7 +41,7 @@ type clientAction struct {
 
 // fromClient handles one client line (terminator included).
 func (p *Proxy) fromClient(r *lineReader, line []byte) {
-	if isPlainUpdate(line) {
+	if r.fast.plain(line) {
 		_ = r.forwardTo(p.toAgent)
 		return
 	}

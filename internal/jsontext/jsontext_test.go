@@ -308,7 +308,7 @@ func TestSkim(t *testing.T) {
 			[]member{{"a", `[1,{"b":"}"}]`}, {"b", `"x\"y"`}, {"c", `{"d":1}`}, {"e", `-1.5e+3`}, {"f", "null"}}},
 		{`{}`, []member{}},
 		{`{"k\u0041":1}`, []member{{`k\u0041`, "1"}}}, // keys as written
-		{`{"a":[}]}`, nil},                              // brackets of the wrong kind
+		{`{"a":[}]}`, nil},                            // brackets of the wrong kind
 		{`{"a":{]}`, nil},
 		{`{"a":1}{"b":2}`, nil}, // two values
 		{`{"a":1} x`, nil},
@@ -325,7 +325,7 @@ func TestSkim(t *testing.T) {
 	}
 	for _, c := range cases {
 		var got []member
-		ok := Skim([]byte(c.in), func(k, v []byte) bool {
+		_, ok := Skim([]byte(c.in), func(k, v []byte) bool {
 			got = append(got, member{string(k), string(v)})
 			return true
 		})
@@ -334,8 +334,37 @@ func TestSkim(t *testing.T) {
 		}
 	}
 	n := 0
-	if Skim([]byte(`{"a":1,"b":2,"c":3}`), func(k, v []byte) bool { n++; return string(k) != "b" }) || n != 2 {
+	if _, ok := Skim([]byte(`{"a":1,"b":2,"c":3}`), func(k, v []byte) bool { n++; return string(k) != "b" }); ok || n != 2 {
 		t.Errorf("Skim went on after f refused a member (%d calls) or reported success", n)
+	}
+}
+
+func TestSkimMemo(t *testing.T) {
+	text := strings.Repeat("t", 80)
+	obj := func(s string) []byte { return []byte(`{"k":"` + text + `","v":{"a":"` + s + `","b":1}}`) }
+	nested, ok := Skim(obj(text), func(k, v []byte) bool { return true })
+	if !ok || string(obj(text)[nested.From:nested.To]) != text || nested.From < 20 {
+		t.Fatalf("Skim = %v %+v: the longest nested string is not the one below the top level", ok, nested)
+	}
+	var m SkimMemo
+	if _, ok := m.Contents(obj(text)); ok {
+		t.Fatal("the zero memo matched")
+	}
+	m.Set(obj(text), nested)
+	for s, want := range map[string]bool{
+		text: true, "": true, `x\"y`: true, `\\`: true,
+		`x"y`: false, `x\`: false, `\\\`: false, `","b":{"c":"`: false,
+	} {
+		if got, ok := m.Contents(obj(s)); ok != want || ok && string(got) != s {
+			t.Errorf("Contents with contents %q = %q %v, want %v", s, got, ok, want)
+		}
+	}
+	if _, ok := m.Contents([]byte(`{"k":"` + text + `","v":{"a":"x","b":2}}`)); ok {
+		t.Error("matched a text that differs outside the string")
+	}
+	m.Set(obj(text), Span{nested.From, nested.From + 3})
+	if _, ok := m.Contents(obj(text)); ok {
+		t.Error("a short string was remembered")
 	}
 }
 

@@ -23,46 +23,110 @@ import (
 // alone: a caller must make sure that anything Skim could read otherwise
 // than a strict parser (escapes, which could spell a key; non-ASCII keys,
 // which Go's encoding/json folds) goes to [Check] instead.
-func Skim(b []byte, f func(key, value []byte) bool) bool {
+//
+// nested is the contents (between the quotes) of the longest string below
+// the top level, for a [SkimMemo]; empty when there is none.
+func Skim(b []byte, f func(key, value []byte) bool) (nested Span, ok bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return false
+		return Span{}, false
 	}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return skipSpace(b, i+1) == len(b)
+		return Span{}, skipSpace(b, i+1) == len(b)
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
-			return false
+			return Span{}, false
 		}
 		ke, ok := skipString(b, i)
 		if !ok {
-			return false
+			return Span{}, false
 		}
 		key := b[i+1 : ke-1]
 		i = skipSpace(b, ke)
 		if i >= len(b) || b[i] != ':' {
-			return false
+			return Span{}, false
 		}
 		i = skipSpace(b, i+1)
-		ve, ok := skimValue(b, i)
+		ve, ok := skimValue(b, i, &nested)
 		if !ok || !f(key, b[i:ve]) {
-			return false
+			return Span{}, false
 		}
 		i = skipSpace(b, ve)
 		if i >= len(b) {
-			return false
+			return Span{}, false
 		}
 		switch b[i] {
 		case ',':
 			i = skipSpace(b, i+1)
 		case '}':
-			return skipSpace(b, i+1) == len(b)
+			return nested, skipSpace(b, i+1) == len(b)
 		default:
-			return false
+			return Span{}, false
 		}
 	}
+}
+
+// A Span is the text b[From:To] of some b.
+type Span struct{ From, To int }
+
+// A SkimMemo remembers an object [Skim] accepted as its text around the
+// longest string below its top level, so that a later text equal to it but
+// for that string's contents is known to skim alike without another walk:
+// the same structure, the same top-level keys and the same top-level scalar
+// values (only the values of the members that hold the string differ, in
+// that string's contents). That holds when the new contents close no string
+// early (no quote without an odd run of backslashes before it) and do not
+// end in an odd run of backslashes, which would escape the closing quote.
+// The zero SkimMemo remembers nothing.
+type SkimMemo struct {
+	head, tail []byte // the text up to the string's contents, and from its closing quote
+}
+
+// skimMemoFrom is the shortest string contents worth remembering.
+const skimMemoFrom = 64
+
+// Set remembers b, which Skim accepted with nested as its longest nested
+// string, or forgets what it remembered when that string is short.
+func (m *SkimMemo) Set(b []byte, nested Span) {
+	if nested.To-nested.From < skimMemoFrom {
+		m.head, m.tail = m.head[:0], m.tail[:0]
+		return
+	}
+	m.head = append(m.head[:0], b[:nested.From]...)
+	m.tail = append(m.tail[:0], b[nested.To:]...)
+}
+
+// Contents reports whether b is the remembered text with other contents of
+// its longest nested string, under the conditions of SkimMemo, and returns
+// those contents: whatever else a caller checked of the remembered text
+// holds for b but for them. (The contents begin after a quote and end
+// before one, so no escape and no word without quotes reaches across.)
+func (m *SkimMemo) Contents(b []byte) ([]byte, bool) {
+	if len(m.head) == 0 || len(b) < len(m.head)+len(m.tail) || !bytes.HasPrefix(b, m.head) || !bytes.HasSuffix(b, m.tail) {
+		return nil, false
+	}
+	mid := b[len(m.head) : len(b)-len(m.tail)]
+	for i := 0; ; i++ {
+		k := bytes.IndexByte(mid[i:], '"')
+		if k < 0 {
+			return mid, backslashesBefore(mid, len(mid))%2 == 0
+		}
+		i += k
+		if backslashesBefore(mid, i)%2 == 0 {
+			return nil, false
+		}
+	}
+}
+
+// backslashesBefore counts the backslashes just before b[i].
+func backslashesBefore(b []byte, i int) int {
+	n := 0
+	for i > 0 && b[i-1] == '\\' {
+		n, i = n+1, i-1
+	}
+	return n
 }
 
 // skimMaxDepth bounds the nesting skimValue follows (one bit each of its
@@ -70,8 +134,9 @@ func Skim(b []byte, f func(key, value []byte) bool) bool {
 const skimMaxDepth = 64
 
 // skimValue returns the index just past the value starting at b[i], with
-// the checks Skim describes.
-func skimValue(b []byte, i int) (int, bool) {
+// the checks Skim describes, and widens *nested to the longest string it
+// holds (below its top) if that is longer.
+func skimValue(b []byte, i int, nested *Span) (int, bool) {
 	if i >= len(b) {
 		return i, false
 	}
@@ -93,6 +158,9 @@ func skimValue(b []byte, i int) (int, bool) {
 			j, ok := skipString(b, i)
 			if !ok {
 				return j, false
+			}
+			if j-i-2 > nested.To-nested.From {
+				*nested = Span{i + 1, j - 1}
 			}
 			i = j
 			continue
