@@ -26,10 +26,10 @@ type writer struct {
 	mu      sync.Mutex
 	cond    sync.Cond // signalled on every change of the queue or the state
 	q       []item
-	queued  int    // bytes of forwarded lines in q, for backpressure
-	err     error  // sticky: the first write error, or ErrClosed
-	closing bool // close dst once q is written
-	closeIt bool // whether closing closes dst
+	queued  int   // bytes of forwarded lines in q, for backpressure
+	err     error // sticky: the first write error, or ErrClosed
+	closing bool  // close dst once q is written
+	closeIt bool  // whether closing closes dst
 	done    chan struct{}
 	closed  chan struct{} // closed once dst is closed or failed
 	once    sync.Once     // closes dst
@@ -380,6 +380,10 @@ func (w *writer) failLocked(err error) {
 	}
 }
 
+// directWrite is the length from which a forwarded item is written to dst
+// directly rather than through the buffer.
+const directWrite = 16 << 10
+
 // run is the writer's goroutine.
 func (w *writer) run() {
 	defer close(w.done)
@@ -459,7 +463,15 @@ func (w *writer) run() {
 			}
 			open = false
 		} else if len(line) > 0 {
-			_, err = bw.Write(line)
+			if len(line) >= directWrite {
+				// A run of lines goes to dst as it is, not through bufio's
+				// buffer (a copy for nothing).
+				if err = bw.Flush(); err == nil {
+					_, err = w.dst.Write(line)
+				}
+			} else {
+				_, err = bw.Write(line)
+			}
 			open = line[len(line)-1] != '\n'
 		}
 		it.free() // bufio keeps nothing of what it was given
