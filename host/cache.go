@@ -3,6 +3,7 @@ package host
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 
@@ -39,10 +41,15 @@ const instrumentedName = "instrumented-v" + sandbox.InstrumentVersion + ".wasm"
 // module alone; the name's version changes with the Shape's fields.
 const shapeName = "shape-v1.json"
 
-// compileCache is the on-disk compile cache entry of one module.
+// compileCache is the on-disk compile cache entry of one module, locked
+// (see openCache) until release.
 type compileCache struct {
 	dir    string // <root>/<module sha256>
 	wazero wazero.CompilationCache
+	lock   *entryLock
+	// writable is set when the lock is exclusive: the entry is then
+	// written (keep, seal); a shared entry is only read.
+	writable bool
 	// verified are the files as verified at open; seal rehashes only when
 	// the compile changed them.
 	verified map[string]fileStamp
@@ -81,9 +88,14 @@ func defaultCacheRoot() (string, error) {
 }
 
 // openCache opens the entry for the module sha in root ("" for the default
-// root, "off" for no cache). An entry that fails verification is deleted, so
-// that the module is compiled afresh.
-func openCache(root, sha string, logger *slog.Logger) (*compileCache, error) {
+// root, "off" for no cache), holding its lock until release: shared while
+// the entry is complete (it is then only read), exclusive while it is being
+// written (a load that finds it incomplete or failing verification, which
+// it then deletes and compiles afresh). Readers never see an entry being
+// written, and no entry is deleted while another load reads or writes it.
+// It waits for the lock at most wait (or until ctx ends), polling; past
+// that it returns a nil cache, and the module is compiled without one.
+func openCache(ctx context.Context, root, sha string, wait time.Duration, logger *slog.Logger) (*compileCache, error) {
 	if root == "off" {
 		return nil, nil
 	}
@@ -105,37 +117,148 @@ func openCache(root, sha string, logger *slog.Logger) (*compileCache, error) {
 	if err := ensurePrivateDir(dir); err != nil {
 		return nil, err
 	}
-	verified, kept, err := verifyEntry(dir)
-	instrumented := kept[instrumentedName]
-	if err == nil && instrumented == nil && len(verified) > 0 {
-		// Compiled from another rewrite of the module: of no further use.
-		verified, err = nil, errStale
-	}
+	lock, err := openEntryLock(dir + lockSuffix)
 	if err != nil {
-		if logger != nil && err != errStale {
-			logger.Warn("compile cache entry discarded; recompiling", "dir", dir, "reason", err)
+		return nil, fmt.Errorf("%w: %v", ErrCacheDir, err)
+	}
+	c, err := lockEntry(ctx, lock, dir, time.Now().Add(wait), logger)
+	if c == nil || err != nil {
+		lock.close()
+		if err == errLockWait {
+			if logger != nil {
+				logger.Warn("compile cache entry busy (another load holds it); compiling without the cache", "dir", dir, "waited", wait)
+			}
+			return nil, nil
 		}
-		if err := os.RemoveAll(dir); err != nil {
-			return nil, fmt.Errorf("%w: remove untrusted entry: %v", ErrCacheDir, err)
+		return nil, err
+	}
+	c.lock = lock
+	if c.wazero, err = wazero.NewCompilationCacheWithDir(dir); err != nil {
+		c.release()
+		return nil, fmt.Errorf("%w: %v", ErrCacheDir, err)
+	}
+	return c, nil
+}
+
+// lockSuffix names an entry's lock file, beside it (<root>/<sha256>.lock).
+// Lock files are never removed: a load could then lock a file another load
+// just unlinked.
+const lockSuffix = ".lock"
+
+// errLockWait: the entry's lock was not had in time.
+var errLockWait = errors.New("compile cache entry busy")
+
+// lockEntry takes the entry's lock and verifies the entry under it; see
+// openCache. An entry found incomplete under the shared lock is looked at
+// again under the exclusive one, since another load may have written it
+// meanwhile; one found complete then is read under a shared lock again.
+func lockEntry(ctx context.Context, lock *entryLock, dir string, deadline time.Time, logger *slog.Logger) (*compileCache, error) {
+	for {
+		if err := lockWithin(ctx, lock, false, deadline); err != nil {
+			return nil, err
+		}
+		if c := completeEntry(dir); c != nil {
+			return c, nil
+		}
+		if err := lock.unlock(); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrCacheDir, err)
+		}
+		if err := lockWithin(ctx, lock, true, deadline); err != nil {
+			return nil, err
+		}
+		if completeEntry(dir) != nil {
+			if err := lock.unlock(); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrCacheDir, err)
+			}
+			continue
+		}
+		verified, kept, err := verifyEntry(dir)
+		if err == nil && kept[instrumentedName] == nil && len(verified) > 0 {
+			// Compiled from another rewrite of the module: of no further use.
+			verified, err = nil, errStale
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if logger != nil && err != errStale {
+				logger.Warn("compile cache entry discarded; recompiling", "dir", dir, "reason", err)
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				return nil, fmt.Errorf("%w: remove untrusted entry: %v", ErrCacheDir, err)
+			}
+			verified, kept = nil, nil
 		}
 		if err := ensurePrivateDir(dir); err != nil {
 			return nil, err
 		}
-	}
-	wc, err := wazero.NewCompilationCacheWithDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCacheDir, err)
-	}
-	c := &compileCache{dir: dir, wazero: wc, verified: verified, instrumented: instrumented}
-	if b := kept[shapeName]; b != nil {
-		var shape sandbox.Shape
-		// Written by us and verified against the manifest; an unreadable
-		// one is only measured again.
-		if json.Unmarshal(b, &shape) == nil {
-			c.shape = &shape
+		if verified == nil {
+			verified = map[string]fileStamp{}
 		}
+		c := &compileCache{dir: dir, verified: verified, instrumented: kept[instrumentedName], writable: true}
+		c.shape = decodeShape(kept[shapeName])
+		return c, nil
 	}
-	return c, nil
+}
+
+// completeEntry returns the entry at dir if it verifies and holds all a
+// load reads (the instrumented module, its shape and compiled code), else
+// nil.
+func completeEntry(dir string) *compileCache {
+	verified, kept, err := verifyEntry(dir)
+	if err != nil || kept[instrumentedName] == nil || kept[shapeName] == nil || len(verified) <= len(kept) {
+		return nil
+	}
+	shape := decodeShape(kept[shapeName])
+	if shape == nil {
+		return nil
+	}
+	return &compileCache{dir: dir, verified: verified, instrumented: kept[instrumentedName], shape: shape}
+}
+
+// decodeShape reads a kept shape; nil for none. Written by us and verified
+// against the manifest: an unreadable one is only measured again.
+func decodeShape(b []byte) *sandbox.Shape {
+	if b == nil {
+		return nil
+	}
+	var shape sandbox.Shape
+	if json.Unmarshal(b, &shape) != nil {
+		return nil
+	}
+	return &shape
+}
+
+// lockWithin takes lock, polling, until deadline or until ctx ends.
+func lockWithin(ctx context.Context, lock *entryLock, exclusive bool, deadline time.Time) error {
+	pause := time.Millisecond
+	for {
+		ok, err := lock.try(exclusive)
+		if err != nil {
+			return fmt.Errorf("%w: lock: %v", ErrCacheDir, err)
+		}
+		if ok {
+			return nil
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return errLockWait
+		}
+		t := time.NewTimer(min(pause, left))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		pause = min(2*pause, 50*time.Millisecond)
+	}
+}
+
+// release lets other loads have the entry: call it once the compile that
+// reads or writes the entry has ended (and the entry is sealed).
+func (c *compileCache) release() {
+	if c.lock != nil {
+		c.lock.close()
+		c.lock = nil
+	}
 }
 
 var errStale = errors.New("entry of an older instrumentation")
@@ -156,8 +279,12 @@ func (c *compileCache) keepShape(s sandbox.Shape) error {
 	return c.keep(shapeName, b)
 }
 
-// keep writes b as the entry's file name, atomically.
+// keep writes b as the entry's file name, atomically; nothing when the
+// entry is only read.
 func (c *compileCache) keep(name string, b []byte) error {
+	if !c.writable {
+		return nil
+	}
 	tmp, err := os.CreateTemp(c.dir, name+".*.part")
 	if err != nil {
 		return err
@@ -297,8 +424,12 @@ func verifyEntry(dir string) (map[string]fileStamp, map[string][]byte, error) {
 }
 
 // seal writes the manifest of the entry after a compile, when the compile
-// wrote or replaced files.
+// wrote or replaced files; nothing when the entry is only read (a compile
+// from a complete entry writes none).
 func (c *compileCache) seal() error {
+	if !c.writable {
+		return nil
+	}
 	names, err := entryFiles(c.dir)
 	if err != nil {
 		return err

@@ -1,7 +1,11 @@
 package host
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/digest"
 	"github.com/permhost/permhost/sandbox"
 )
 
@@ -150,7 +156,7 @@ func TestCompileCacheKeepsInstrumentedModule(t *testing.T) {
 	other, err := sandbox.Instrument(mustRead(t, fixture(t, "good")))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(entry, instrumentedName), other, 0o600))
-	c := &compileCache{dir: entry}
+	c := &compileCache{dir: entry, writable: true}
 	require.NoError(t, c.seal())
 
 	p2, err := Load(context.Background(), Options{Path: fixture(t, "echo"), CacheDir: root})
@@ -171,7 +177,7 @@ func TestCompileCacheClearsOlderInstrumentation(t *testing.T) {
 	require.NoError(t, os.Rename(filepath.Join(entry, instrumentedName), old))
 	stale := filepath.Join(filepath.Dir(cacheEntry(t, entry)), "0000-older-compile")
 	require.NoError(t, os.WriteFile(stale, []byte("old machine code"), 0o600))
-	require.NoError(t, (&compileCache{dir: entry}).seal())
+	require.NoError(t, (&compileCache{dir: entry, writable: true}).seal())
 	_, _, err := verifyEntry(entry)
 	require.NoError(t, err, "a valid entry of an older version")
 
@@ -243,4 +249,90 @@ func TestCompileCacheDirectory(t *testing.T) {
 		require.NoError(t, p.Close(context.Background()))
 		cacheEntry(t, filepath.Join(root, p.SHA256()))
 	})
+}
+
+// Loads of one module that start together into one empty cache all
+// succeed: an entry being written never looks corrupt to another loader
+// (which then deleted it under the writer), and the entry they leave is
+// whole. (Several proxies start together; the process wall starts a child
+// per plugin.) The test for loads in several processes is in e2e.
+func TestCompileCacheConcurrentColdLoads(t *testing.T) {
+	const loaders, rounds = 6, 15
+	wasm := mustRead(t, fixture(t, "echo"))
+	for round := range rounds {
+		root := filepath.Join(t.TempDir(), "cache")
+		errs := make(chan error, loaders)
+		start := make(chan struct{})
+		for range loaders {
+			go func() {
+				<-start
+				p, err := Load(context.Background(), Options{Wasm: wasm, Name: "echo", CacheDir: root})
+				if err == nil {
+					var d abi.Decision
+					if d, err = p.Decide(context.Background(), request("together")); err == nil && d.Reason != "together" {
+						err = fmt.Errorf("decided %+v", d)
+					}
+					err = errors.Join(err, p.Close(context.Background()))
+				}
+				errs <- err
+			}()
+		}
+		close(start)
+		for range loaders {
+			require.NoError(t, <-errs, "round %d", round)
+		}
+		entry := filepath.Join(root, digest.Bytes(wasm))
+		_, kept, err := verifyEntry(entry)
+		require.NoError(t, err, "round %d: the entry left is whole", round)
+		require.NotNil(t, kept[instrumentedName], "round %d", round)
+		before, err := os.Stat(cacheEntry(t, entry))
+		require.NoError(t, err)
+		loadCached(t, root)
+		after, err := os.Stat(cacheEntry(t, entry))
+		require.NoError(t, err)
+		require.Equal(t, before.ModTime(), after.ModTime(), "round %d: a later load used the entry", round)
+	}
+}
+
+// A load waits for an entry another load holds only within its bound (half
+// the compile budget), then compiles without the cache and leaves the entry
+// alone; a load whose context ends while it waits is cancelled.
+func TestCompileCacheBusyEntry(t *testing.T) {
+	root := t.TempDir()
+	wasm := mustRead(t, fixture(t, "echo"))
+	sha := digest.Bytes(wasm)
+	holder, err := openEntryLock(filepath.Join(root, sha+lockSuffix))
+	require.NoError(t, err)
+	defer holder.close()
+	ok, err := holder.try(true)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	defer func(w time.Duration) { maxCacheWait = w }(maxCacheWait)
+	maxCacheWait = 100 * time.Millisecond // not what this tests
+
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	p, err := Load(context.Background(), Options{Wasm: wasm, CacheDir: root, Logger: logger,
+		Limits: sandbox.Limits{CompileTimeout: time.Minute}})
+	require.NoError(t, err, "a busy entry only means no cache")
+	d, err := p.Decide(context.Background(), request("busy"))
+	require.NoError(t, err)
+	assert.Equal(t, "busy", d.Reason)
+	require.NoError(t, p.Close(context.Background()))
+	assert.Contains(t, logs.String(), "compiling without the cache")
+	names, err := entryFiles(filepath.Join(root, sha))
+	require.NoError(t, err)
+	assert.Empty(t, names, "the load that did not have the lock wrote nothing")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // ends the wait at once: the entry is busy
+	_, err = Load(ctx, Options{Wasm: wasm, CacheDir: root, Limits: sandbox.Limits{CompileTimeout: time.Minute}})
+	require.Error(t, err)
+	assert.Equal(t, KindCancelled, KindOf(err), "%v", err)
+
+	require.NoError(t, holder.unlock())
+	loadCached(t, root) // the entry is written once the lock is free
+	_, _, err = verifyEntry(filepath.Join(root, sha))
+	assert.NoError(t, err)
 }

@@ -47,7 +47,10 @@ type Options struct {
 	// Limits are the sandbox limits; zero fields take the defaults.
 	Limits sandbox.Limits
 	// CacheDir is the compile cache directory: "" for the default
-	// (os.UserCacheDir()/permhost/wasm), "off" for none.
+	// (os.UserCacheDir()/permhost/wasm), "off" for none. Loads of one module
+	// at once, in one process or several, share its entry: one writes it,
+	// the others wait for it (within half of Limits.CompileTimeout, at most
+	// 30 s; then they compile without the cache) and read it.
 	CacheDir string
 	// PoolSize is how many idle instances are kept for calls at once,
 	// besides one spare made ahead of need; default GOMAXPROCS.
@@ -297,9 +300,24 @@ func parseConfig(raw json.RawMessage) (json.RawMessage, map[string]string, error
 // compile verifies, instruments, compiles (through the cache) and checks
 // the module.
 func (p *Plugin) compile(ctx context.Context, wasm []byte, cacheDir string) error {
-	cache, err := openCache(cacheDir, p.sha, p.logger)
+	// Waiting for another load of the module to finish its entry is part
+	// of compiling: at most half the budget (and maxCacheWait), then the
+	// module is compiled without the cache in what is left.
+	opened := time.Now()
+	cache, err := openCache(ctx, cacheDir, p.sha, min(p.limits.CompileTimeout/2, maxCacheWait), p.logger)
 	if err != nil {
+		if ctx.Err() != nil {
+			return p.fail(KindCancelled, fmt.Errorf("compile cache: %w", err))
+		}
 		return p.fail(KindLoad, err)
+	}
+	budget := p.limits.CompileTimeout - time.Since(opened)
+	if cache != nil {
+		defer func() {
+			if !p.compileAbandoned {
+				cache.release()
+			}
+		}()
 	}
 	// The load-time limits, before anything else reads the module: a
 	// cached entry keeps the module's shape, so that a warm load need not
@@ -342,7 +360,7 @@ func (p *Plugin) compile(ctx context.Context, wasm []byte, cacheDir string) erro
 	if err := instantiateKernel(ctx, p.rt); err != nil {
 		return p.fail(KindLoad, fmt.Errorf("extism kernel: %w", err))
 	}
-	if p.compiled, err = p.compileAbandonable(ctx, instrumented); err != nil {
+	if p.compiled, err = p.compileAbandonable(ctx, instrumented, budget); err != nil {
 		return err
 	}
 	if cache != nil {
@@ -356,6 +374,12 @@ func (p *Plugin) compile(ctx context.Context, wasm []byte, cacheDir string) erro
 	}
 	return nil
 }
+
+// maxCacheWait bounds how long a load waits for the compile cache entry of
+// its module while another load reads or writes it (a writer compiles; a
+// load that compiles without the cache costs CPU but is never wrong). A
+// variable for tests.
+var maxCacheWait = 30 * time.Second
 
 // abandonedCompiles counts compiles Load gave up on that are still
 // running, for tests that check nothing is left behind.
@@ -376,7 +400,7 @@ type compileResult struct {
 // Close and not the process's exit, waits for it. With two compile workers
 // wazero checks the context between functions, so that an abandoned
 // compile of a large module stops soon.
-func (p *Plugin) compileAbandonable(ctx context.Context, bin []byte) (wazero.CompiledModule, error) {
+func (p *Plugin) compileAbandonable(ctx context.Context, bin []byte, budget time.Duration) (wazero.CompiledModule, error) {
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	if runtime.GOMAXPROCS(0) > 1 {
 		cctx = experimental.WithCompilationWorkers(cctx, 2)
@@ -392,7 +416,7 @@ func (p *Plugin) compileAbandonable(ctx context.Context, bin []byte) (wazero.Com
 		}()
 		r.cm, r.err = sandbox.CompileModule(cctx, p.rt, bin)
 	}()
-	timer := time.NewTimer(p.limits.CompileTimeout)
+	timer := time.NewTimer(budget)
 	defer timer.Stop()
 	var e *Error
 	select {
@@ -409,7 +433,7 @@ func (p *Plugin) compileAbandonable(ctx context.Context, bin []byte) (wazero.Com
 	}
 	cancel()
 	p.compileAbandoned = true
-	rt, cache := p.rt, p.cache
+	rt, cache, entry := p.rt, p.cache, p.entry
 	abandonedCompiles.Add(1)
 	go func() {
 		defer abandonedCompiles.Done()
@@ -419,6 +443,9 @@ func (p *Plugin) compileAbandonable(ctx context.Context, bin []byte) (wazero.Com
 		_ = rt.Close(context.Background())
 		if cache != nil {
 			_ = cache.Close(context.Background())
+		}
+		if entry != nil {
+			entry.release() // unsealed: the next load rebuilds it
 		}
 	}()
 	return nil, e
