@@ -189,6 +189,21 @@ func testHostileDecide(t *testing.T, over *overshoots) {
 			assert.Equal(t, "warn", r.Logs[len(r.Logs)-1].Level, "16 MB of logs must overflow the limit")
 			t.Logf("log_flood took %v", r.Duration)
 		}},
+		// A million empty entries (stdout newlines) cost the log limit
+		// more than their messages: at most MaxLogBytes/33 are kept.
+		{fixture: "empty_logs", calls: 1, check: func(t *testing.T, r host.Result) {
+			assert.Equal(t, "wrote 1000000 empty lines", r.Decision.Reason)
+			require.NotEmpty(t, r.Logs)
+			kept := r.Logs[:len(r.Logs)-1]
+			assert.LessOrEqual(t, len(kept), sandbox.DefaultMaxLogBytes/33, "empty entries are charged")
+			assert.Greater(t, len(kept), sandbox.DefaultMaxLogBytes/66, "within the limit, entries are kept")
+			for _, l := range kept {
+				assert.Equal(t, host.Log{Level: "stdout", Message: ""}, l)
+			}
+			last := r.Logs[len(r.Logs)-1]
+			assert.Equal(t, "warn", last.Level)
+			assert.Contains(t, last.Message, fmt.Sprintf("%d more entries", 1000000-len(kept)))
+		}},
 		// ...and under a short one it is stopped like any loop.
 		{fixture: "log_flood", limits: sandbox.Limits{Timeout: 20 * time.Millisecond}, wantKind: host.KindTimeout,
 			check: func(t *testing.T, r host.Result) { checkLogsBounded(t, r.Logs, sandbox.DefaultMaxLogBytes) }},
@@ -256,26 +271,27 @@ func checkTrapMessage(want string) func(t *testing.T, r host.Result) {
 	}
 }
 
-// checkLogsBounded checks that logs keep at most limit bytes of messages,
-// and when they dropped some, end by saying how much.
+// checkLogsBounded checks that logs keep at most limit bytes of messages
+// and entries (32 bytes each), and when they dropped some, end by saying
+// how much.
 func checkLogsBounded(t *testing.T, logs []host.Log, limit int) {
 	t.Helper()
 	require.NotEmpty(t, logs)
 	kept, dropped := 0, 0
 	for i, l := range logs {
 		if i == len(logs)-1 && l.Level == "warn" {
-			m := regexp.MustCompile(`^permhost: (\d+) more bytes of plugin logs dropped`).FindStringSubmatch(l.Message)
+			m := regexp.MustCompile(`^permhost: (\d+) more bytes of plugin logs, \d+ more entries, dropped`).FindStringSubmatch(l.Message)
 			require.NotNil(t, m, "last log %q should count the dropped bytes", l.Message)
 			dropped, _ = strconv.Atoi(m[1])
 			assert.Positive(t, dropped)
 			break
 		}
-		kept += len(l.Message)
+		kept += 32 + len(l.Message) // an entry counts 32 bytes besides its message
 		assert.Equal(t, "info", l.Level)
 		assert.Equal(t, "log_flood: line!", l.Message)
 	}
 	assert.LessOrEqual(t, kept, limit)
-	if kept+len("log_flood: line!") > limit {
+	if kept+32+len("log_flood: line!") > limit {
 		assert.Positive(t, dropped, "logs were cut at the limit without saying so")
 	}
 	t.Logf("kept %d bytes of logs, dropped %d bytes", kept, dropped)

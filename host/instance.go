@@ -55,8 +55,9 @@ type instance struct {
 	logMu       sync.Mutex
 	logsSealed  bool
 	logs        []Log
-	logBytes    int
-	logDropped  int
+	logBytes    int  // the messages kept, and logEntryBytes for each entry
+	logDropped  int  // message bytes dropped
+	logLost     int  // entries dropped whole
 	logOpen     bool // the last log entry is a stream write without its newline yet
 	outOfMemory bool // Go's runtime said "out of memory" on stderr
 
@@ -226,7 +227,7 @@ func (inst *instance) begin(collectLogs bool) {
 	inst.errMsg, inst.errSet = inst.errMsg[:0], false
 	inst.vars, inst.varBytes = inst.vars[:0], 0
 	inst.collectLogs = collectLogs
-	inst.logs, inst.logBytes, inst.logDropped, inst.logOpen = inst.logs[:0], 0, 0, false
+	inst.logs, inst.logBytes, inst.logDropped, inst.logLost, inst.logOpen = inst.logs[:0], 0, 0, 0, false
 	inst.logsSealed = false
 	inst.outOfMemory = false
 }
@@ -434,16 +435,28 @@ func (inst *instance) stream(level string, p []byte) {
 	inst.logOpen = len(p) > 0 && p[len(p)-1] != '\n'
 }
 
+// logEntryBytes is what an entry costs of Limits.MaxLogBytes besides its
+// message: an entry is a Go value, a JSON object in eval's output, a record
+// for the logger and a frame field behind the process wall, whatever its
+// message, so empty messages cannot pile up for free (a plugin writing
+// "\n" a million times). It bounds the entries of a call to
+// MaxLogBytes/logEntryBytes (2,048 at the default).
+const logEntryBytes = 32
+
+// maxLogEntries bounds the entries of one call whatever MaxLogBytes.
+const maxLogEntries = 1 << 16
+
 // appendLog adds an entry; logMu is held.
 func (inst *instance) appendLog(level string, msg []byte) {
-	room := inst.plugin.limits.MaxLogBytes - inst.logBytes
-	if room <= 0 {
+	room := inst.plugin.limits.MaxLogBytes - inst.logBytes - logEntryBytes
+	if room < 0 || room == 0 && len(msg) > 0 || len(inst.logs) >= maxLogEntries {
 		inst.logDropped += len(msg)
+		inst.logLost++
 		return
 	}
 	take := min(len(msg), room)
 	inst.logs = append(inst.logs, Log{Level: level, Message: string(msg[:take])})
-	inst.logBytes += take
+	inst.logBytes += logEntryBytes + take
 	inst.logDropped += len(msg) - take
 }
 
@@ -460,9 +473,10 @@ func (inst *instance) sealLogs() {
 		}
 		l.Message = strings.ToValidUTF8(l.Message, "\uFFFD")
 	}
-	if inst.logDropped > 0 {
+	if inst.logDropped > 0 || inst.logLost > 0 {
 		inst.logs = append(inst.logs, Log{Level: "warn",
-			Message: fmt.Sprintf("permhost: %d more bytes of plugin logs dropped at the %d-byte limit", inst.logDropped, inst.plugin.limits.MaxLogBytes)})
+			Message: fmt.Sprintf("permhost: %d more bytes of plugin logs, %d more entries, dropped at the %d-byte limit (an entry counts %d bytes besides its message)",
+				inst.logDropped, inst.logLost, inst.plugin.limits.MaxLogBytes, logEntryBytes)})
 	}
 	if lg := inst.plugin.logger; lg != nil {
 		for _, l := range inst.logs {

@@ -100,7 +100,8 @@ type Limits struct {
 	// MaxInput bounds the request JSON given to a plugin. Default 4 MiB.
 	MaxInput int
 	// MaxLogBytes bounds what is kept of stdout, stderr and log calls per
-	// call, together. Default 64 KiB.
+	// call, together; each entry counts 32 bytes besides its message, so
+	// that empty ones are bounded too. Default 64 KiB.
 	MaxLogBytes int
 	// MaxCallDepth bounds how deeply a guest's calls may nest. A frame
 	// counts as 1 + (parameters+locals)/32, so that functions with

@@ -12,7 +12,7 @@ import (
 // ../testdata/wasm, for InstrumentVersion.
 const (
 	pinnedVersion      = "2"
-	instrumentedDigest = "ac51c594f9f792021a4dc70399c1824a707d11aed62c1a0cc81a04764801e3b8"
+	instrumentedDigest = "126e7fe42fbf703b9a8ce6609fe9f622f16e9e1c56c632f019213cf1f6275f7e"
 )
 
 // Caches keep Instrument's output under InstrumentVersion: an output that
