@@ -118,10 +118,42 @@ func (a *Agent) wait() {
 	if a.state == nil {
 		a.err = err
 	}
-	// Whatever the agent left behind in its group goes with it.
+	// Whatever the agent left behind in its group goes with it, and is
+	// gone before Done says so: a SIGKILLed process dies when the kernel
+	// next runs it (tearing down a large one takes a while), and permhost
+	// must not exit before its agent's processes (no orphan).
 	a.killGroup(syscall.SIGKILL)
+	if !waitGroupGone(a.cmd.Process.Pid, groupGoneWait) {
+		a.log.Warn("processes of the agent's group are still alive after SIGKILL", "pgid", a.cmd.Process.Pid, "waited", groupGoneWait)
+	}
 	a.log.Debug("agent ended", "pid", a.cmd.Process.Pid, "how", a.describe())
 	close(a.done)
+}
+
+// groupGoneWait bounds how long the end of the agent waits for its group
+// to be gone after SIGKILL (a process stuck in the kernel may not die).
+const groupGoneWait = time.Second
+
+// waitGroupGone polls until no process of group pgid is alive, for at most
+// bound; false when some still is.
+func waitGroupGone(pgid int, bound time.Duration) bool {
+	deadline := time.Now().Add(bound)
+	pause := 500 * time.Microsecond
+	for groupLive(pgid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 20*time.Millisecond)
+	}
+	return true
+}
+
+// groupSignalable reports whether kill(-pgid, 0) finds a process, zombies
+// included.
+func groupSignalable(pgid int) bool {
+	err := syscall.Kill(-pgid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // Stdin is the agent's standard input.
@@ -134,7 +166,8 @@ func (a *Agent) Stdout() io.Reader { return a.stdout }
 func (a *Agent) Pid() int { return a.cmd.Process.Pid }
 
 // Done is closed once the agent has exited and its process group was
-// killed.
+// killed and is gone (at most a second after the kill: a process stuck in
+// the kernel may outlive it, which is logged).
 func (a *Agent) Done() <-chan struct{} { return a.done }
 
 // ExitCode is the agent's exit status once Done is closed: its exit code,
