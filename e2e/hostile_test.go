@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/permhost/permhost/internal/acptest"
+	"github.com/permhost/permhost/internal/proctest"
 	"github.com/permhost/permhost/internal/wasmgen"
 )
 
@@ -25,8 +26,8 @@ import (
 // The process survives (its exit status, the next request answered), the
 // answer is the fallback or a load failure, the process's peak RSS (VmHWM,
 // or the kernel's maxrss for a process that ended) stays below the plugin's
-// memory cap plus a bounded constant, the process goes idle after the
-// answer, and the proxy exits when the session ends. Times are logged;
+// memory cap plus a bounded constant, the process settles into idling
+// after the answer, and the proxy exits when the session ends. Times are logged;
 // `make bench` measures them.
 //
 // Peak RSS is the kernel's VmHWM of the permhost process. (The maxrss that
@@ -190,31 +191,16 @@ func TestHostileProxy(t *testing.T) {
 	}
 }
 
-// checkIdle checks that the process pid uses next to no CPU a second after
-// its last answer: a guest still running would use a whole core.
+// checkIdle checks that the process pid settles into idling after its last
+// answer: a guest still running would keep a core busy. Bounded work left
+// (a warm-up, a pool refilled) only delays the idle window; a loaded
+// machine makes it later, never busier.
 func checkIdle(t *testing.T, pid int) {
 	t.Helper()
-	time.Sleep(time.Second)
-	before := procCPU(t, pid)
-	const window = 500 * time.Millisecond
-	time.Sleep(window)
-	used := procCPU(t, pid) - before
-	assert.Less(t, used, window/4, "permhost used %v of CPU in %v after answering", used, window)
-}
-
-// procCPU is utime+stime of pid, from /proc/<pid>/stat (clock ticks of
-// 1/100 s).
-func procCPU(t *testing.T, pid int) time.Duration {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	r, err := proctest.WaitIdle(pid, 500*time.Millisecond, 50*time.Millisecond, 15*time.Second)
 	require.NoError(t, err)
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	ut, err1 := strconv.ParseInt(f[14-3], 10, 64)
-	st, err2 := strconv.ParseInt(f[15-3], 10, 64)
-	require.NoError(t, err1)
-	require.NoError(t, err2)
-	return time.Duration(ut+st) * 10 * time.Millisecond
+	assert.True(t, r.Idle, "permhost kept busy after answering: %v", r)
+	t.Logf("after answering: %v", r)
 }
 
 // sampleHWM reads VmHWM of pid every 2 ms until it can no longer be read

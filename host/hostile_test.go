@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/proctest"
 	"github.com/permhost/permhost/internal/wasmgen"
 	"github.com/permhost/permhost/sandbox"
 )
@@ -37,10 +39,12 @@ import (
 // and outcome, not wall-clock margins).
 
 const (
-	// idleCPUBudget is the CPU the process may use while it sleeps for
-	// idleWindow after the suite: a runaway guest would use all of it.
+	// After the suite the process must settle into idling: a window of
+	// idleWindow in which it uses less than idleCPUBudget, within idleWithin
+	// (a runaway guest uses a core's share in every window).
 	idleWindow    = 300 * time.Millisecond
 	idleCPUBudget = 30 * time.Millisecond
+	idleWithin    = 10 * time.Second
 	// heapGrowthBudget bounds the live heap left after the suite.
 	heapGrowthBudget = 64 << 20
 )
@@ -101,9 +105,13 @@ func TestHostileSuite(t *testing.T) {
 	// Everything is closed by now. A guest still running would keep a
 	// core busy; a goroutine left behind would show here.
 	t.Run("idle CPU", func(t *testing.T) {
-		used := cpuDuring(t, idleWindow)
-		t.Logf("CPU used while idle for %v after the suite: %v", idleWindow, used)
-		assert.Less(t, used, idleCPUBudget, "a runaway plugin still uses CPU after the suite")
+		r, err := proctest.WaitIdle(0, idleWindow, idleCPUBudget, idleWithin)
+		if errors.Is(err, proctest.ErrUnsupported) {
+			t.Skip(err)
+		}
+		require.NoError(t, err)
+		t.Logf("after the suite: %v", r)
+		assert.True(t, r.Idle, "a runaway plugin still uses CPU after the suite: %v", r)
 	})
 	t.Run("goroutines", func(t *testing.T) {
 		goleak.VerifyNone(t, leaks)
@@ -432,35 +440,6 @@ func liveHeap() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
-}
-
-// cpuDuring sleeps for d and returns the CPU time (user + system) the whole
-// process used meanwhile, from /proc/self/stat.
-func cpuDuring(t *testing.T, d time.Duration) time.Duration {
-	if runtime.GOOS != "linux" {
-		t.Skip("reads /proc/self/stat")
-	}
-	before := processCPU(t)
-	time.Sleep(d)
-	return processCPU(t) - before
-}
-
-// processCPU returns utime+stime of this process. The kernel counts them
-// in clock ticks, which are 1/100 s on every Linux Go supports.
-func processCPU(t *testing.T) time.Duration {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/stat")
-	require.NoError(t, err)
-	// The command name (field 2) may hold spaces: fields after it are
-	// counted from its closing parenthesis.
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	// fields[0] is field 3 (state); utime and stime are fields 14 and 15.
-	utime, err := strconv.ParseInt(fields[14-3], 10, 64)
-	require.NoError(t, err)
-	stime, err := strconv.ParseInt(fields[15-3], 10, 64)
-	require.NoError(t, err)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // TestFixturesOnStockExtism runs the fixtures that end quickly on the stock

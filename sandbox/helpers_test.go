@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -173,25 +172,6 @@ func forceGC(period time.Duration) (stop func()) {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
-}
-
-// cpuTime is this process's user+system CPU time from /proc/self/stat.
-func cpuTime(t testing.TB) time.Duration {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		t.Skipf("no /proc/self/stat: %v", err)
-	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	// fields[0] is field 3 (state); utime and stime are fields 14 and 15.
-	ut, err1 := strconv.ParseInt(fields[11], 10, 64)
-	st, err2 := strconv.ParseInt(fields[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		t.Fatalf("parsing /proc/self/stat: %q", s)
-	}
-	const clockTicks = 100 // USER_HZ on Linux
-	return time.Duration(ut+st) * time.Second / clockTicks
 }
 
 type percentiles struct{ p50, p99, max time.Duration }
