@@ -543,7 +543,7 @@ func TestMaxLive(t *testing.T) {
 			_, err := p.Decide(context.Background(), request("SPIN!"))
 			walls[i] = time.Since(start)
 			assert.Equal(t, KindTimeout, KindOf(err), "%v", err)
-			assert.Less(t, walls[i], timeout+time.Second)
+			assert.Less(t, walls[i], 30*time.Second, "a caller nobody woke")
 		})
 	}
 	wg.Wait()

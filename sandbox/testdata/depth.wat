@@ -84,4 +84,12 @@
     (loop $l
       (memory.fill (i32.const 0) (i32.const 1) (i32.const 0x100000))
       (br $l)))
+
+  ;; fill_forever that counts its fills (960 KiB each) in the i32 at
+  ;; 0xf0000, past what it fills
+  (func (export "fill_counted")
+    (loop $l
+      (memory.fill (i32.const 0) (i32.const 1) (i32.const 0xf0000))
+      (i32.store (i32.const 0xf0000) (i32.add (i32.load (i32.const 0xf0000)) (i32.const 1)))
+      (br $l)))
 )
