@@ -65,8 +65,8 @@ func TestGrantsCommand(t *testing.T) {
 		t.Fatalf("revoke again: %d %q", code, errOut)
 	}
 	code, out, _ = runMain(t, "grants", "list")
-	if strings.Contains(out, a.ID) || !strings.Contains(out, b.ID) {
-		t.Fatalf("after revoke: %q", out)
+	if code != exitOK || strings.Contains(out, a.ID) || !strings.Contains(out, b.ID) {
+		t.Fatalf("after revoke: %d %q", code, out)
 	}
 
 	addTestGrant(t, grants.ScopeProject, "/home/dev/project", "ls")
