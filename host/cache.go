@@ -285,7 +285,14 @@ func (c *compileCache) keep(name string, b []byte) error {
 	if !c.writable {
 		return nil
 	}
-	tmp, err := os.CreateTemp(c.dir, name+".*.part")
+	return writeAtomic(filepath.Join(c.dir, name), b)
+}
+
+// writeAtomic writes b as the file path: under a temporary name beside it
+// ("NAME.*.part", which no entry lists), then renamed, so that a reader
+// finds the old file or the whole new one.
+func writeAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.part")
 	if err != nil {
 		return err
 	}
@@ -297,7 +304,7 @@ func (c *compileCache) keep(name string, b []byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), filepath.Join(c.dir, name))
+	return os.Rename(tmp.Name(), path)
 }
 
 // ensurePrivateDir creates dir (mode 0700) if needed and checks that it is a
@@ -449,17 +456,5 @@ func (c *compileCache) seal() error {
 		}
 		fmt.Fprintf(&buf, "%s  %s\n", sum, n)
 	}
-	tmp, err := os.CreateTemp(c.dir, manifestName+".*.part")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(c.dir, manifestName))
+	return writeAtomic(filepath.Join(c.dir, manifestName), buf.Bytes())
 }

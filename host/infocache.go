@@ -20,19 +20,7 @@ func (c *compileCache) keepInfo(info abi.Info) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(c.dir), filepath.Base(c.dir)+infoSuffix+".*.part")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), c.dir+infoSuffix)
+	return writeAtomic(c.dir+infoSuffix, b)
 }
 
 // CachedInfo returns what permhost_describe said when the module whose
