@@ -25,18 +25,11 @@ func isolationOf(s *source, pc config.Plugin) string {
 }
 
 // loadAs loads a plugin with opts in this process or, for
-// IsolationProcess, in a worker child: whatever loads a plugin (a decision,
-// a look at its configKeys) goes through here, so that a plugin walled off
-// is never run in-process.
+// IsolationProcess, in a worker child (worker.LoadWhere): whatever the
+// engine loads (a decision's plugin, a look at its configKeys) goes through
+// here.
 func loadAs(ctx context.Context, opts host.Options, isolation string) (loaded, error) {
-	if isolation == config.IsolationProcess {
-		p, err := worker.Load(ctx, worker.Options{Plugin: opts})
-		if err != nil {
-			return nil, err
-		}
-		return p, nil
-	}
-	p, err := host.Load(ctx, opts)
+	p, err := worker.LoadWhere(ctx, opts, isolation == config.IsolationProcess)
 	if err != nil {
 		return nil, err
 	}

@@ -164,7 +164,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 
 	start := time.Now()
-	p, err := loadEvalPlugin(ctx, opts, f.isolation)
+	p, err := worker.LoadWhere(ctx, opts, f.isolation == config.IsolationProcess)
 	if err != nil {
 		if host.KindOf(err) == "" || errors.Is(err, host.ErrBadOptions) {
 			// Not the plugin's fault: our own options were refused.
@@ -530,29 +530,8 @@ func printEval(stdout, stderr io.Writer, r host.Result) int {
 	return code
 }
 
-// evalPlugin is a plugin in this process or in a worker child.
-type evalPlugin interface {
-	host.Decider
-	Close(context.Context) error
-}
-
-func loadEvalPlugin(ctx context.Context, opts host.Options, isolation string) (evalPlugin, error) {
-	if isolation == config.IsolationProcess {
-		p, err := worker.Load(ctx, worker.Options{Plugin: opts})
-		if err != nil {
-			return nil, err
-		}
-		return p, nil
-	}
-	p, err := host.Load(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
 // bench makes one warm-up call and then n measured calls.
-func bench(ctx context.Context, p evalPlugin, req abi.Request, n int, stdout, stderr io.Writer) int {
+func bench(ctx context.Context, p host.Decider, req abi.Request, n int, stdout, stderr io.Writer) int {
 	if r := p.Call(ctx, req); r.Err != nil {
 		fmt.Fprintln(stderr, "permhost eval: the warm-up call failed")
 		return printEval(stdout, stderr, r)
