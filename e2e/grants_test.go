@@ -21,26 +21,7 @@ import (
 // ids and names, and what its own "always" does afterwards), with a test
 // client as the editor and a state directory of their own.
 
-var (
-	likeAgentOnce sync.Once
-	likeAgentBin  string
-	likeAgentErr  error
-)
-
-func likeAgent(t *testing.T) string {
-	t.Helper()
-	likeAgentOnce.Do(func() {
-		likeAgentBin = filepath.Join(filepath.Dir(permhostBin), "likeagent")
-		out, err := exec.Command("go", "build", "-o", likeAgentBin, "./testdata/likeagent").CombinedOutput()
-		if err != nil {
-			likeAgentErr = fmt.Errorf("%v\n%s", err, out)
-		}
-	})
-	if likeAgentErr != nil {
-		t.Fatalf("building likeagent: %v", likeAgentErr)
-	}
-	return likeAgentBin
-}
+func likeAgent(t *testing.T) string { return testAgent(t, "likeagent") }
 
 // likeEvent is one step of likeagent: whether it asked, what it was
 // answered, whether the call ran.

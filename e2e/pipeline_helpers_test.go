@@ -31,27 +31,8 @@ import (
 // machine.
 const pipeWait = 45 * time.Second
 
-var (
-	pipelineAgentOnce sync.Once
-	pipelineAgentBin  string
-	pipelineAgentErr  error
-)
-
 // pipelineAgent builds testdata/pipelineagent once per run.
-func pipelineAgent(t *testing.T) string {
-	t.Helper()
-	pipelineAgentOnce.Do(func() {
-		pipelineAgentBin = filepath.Join(filepath.Dir(permhostBin), "pipelineagent")
-		out, err := exec.Command("go", "build", "-o", pipelineAgentBin, "./testdata/pipelineagent").CombinedOutput()
-		if err != nil {
-			pipelineAgentErr = fmt.Errorf("%v\n%s", err, out)
-		}
-	})
-	if pipelineAgentErr != nil {
-		t.Fatalf("building the pipeline agent: %v", pipelineAgentErr)
-	}
-	return pipelineAgentBin
-}
+func pipelineAgent(t *testing.T) string { return testAgent(t, "pipelineagent") }
 
 var warmed sync.Map // plugin path -> *warmOnce
 

@@ -3,39 +3,18 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-var (
-	coreAgentOnce sync.Once
-	coreAgentBin  string
-	coreAgentErr  error
-)
-
 // coreAgent builds the scripted agent of testdata/coreagent once per run.
-func coreAgent(t *testing.T) string {
-	t.Helper()
-	coreAgentOnce.Do(func() {
-		coreAgentBin = filepath.Join(filepath.Dir(permhostBin), "coreagent")
-		out, err := exec.Command("go", "build", "-o", coreAgentBin, "./testdata/coreagent").CombinedOutput()
-		if err != nil {
-			coreAgentErr = fmt.Errorf("%v\n%s", err, out)
-		}
-	})
-	if coreAgentErr != nil {
-		t.Fatalf("building the core agent: %v", coreAgentErr)
-	}
-	return coreAgentBin
-}
+func coreAgent(t *testing.T) string { return testAgent(t, "coreagent") }
 
 // coreRun is `permhost proxy [flags] -- coreagent script SCRIPT RECORD` with
 // the test as the editor.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,28 +12,8 @@ import (
 	"time"
 )
 
-var (
-	pxAgentOnce sync.Once
-	pxAgentBin  string
-	pxAgentErr  error
-)
-
 // pxAgent builds the fake agent of testdata/proxyagent once per run.
-func pxAgent(t *testing.T) string {
-	t.Helper()
-	pxAgentOnce.Do(func() {
-		pxAgentBin = filepath.Join(filepath.Dir(permhostBin), "proxyagent")
-		out, err := exec.Command("go", "build", "-o", pxAgentBin, "./testdata/proxyagent").CombinedOutput()
-		if err != nil {
-			pxAgentErr = err
-			pxAgentBin = string(out)
-		}
-	})
-	if pxAgentErr != nil {
-		t.Fatalf("building the fake agent: %v\n%s", pxAgentErr, pxAgentBin)
-	}
-	return pxAgentBin
-}
+func pxAgent(t *testing.T) string { return testAgent(t, "proxyagent") }
 
 // pxCommand returns `permhost proxy [flags] -- proxyagent ARGS`, with stderr
 // collected.

@@ -25,26 +25,7 @@ import (
 // runWait bounds every wait of these tests.
 const runWait = 30 * time.Second
 
-var (
-	runAgentOnce sync.Once
-	runAgentBin  string
-	runAgentErr  error
-)
-
-func runAgent(t *testing.T) string {
-	t.Helper()
-	runAgentOnce.Do(func() {
-		runAgentBin = filepath.Join(filepath.Dir(permhostBin), "runagent")
-		out, err := exec.Command("go", "build", "-o", runAgentBin, "./testdata/runagent").CombinedOutput()
-		if err != nil {
-			runAgentErr = fmt.Errorf("%v\n%s", err, out)
-		}
-	})
-	if runAgentErr != nil {
-		t.Fatalf("building runagent: %v", runAgentErr)
-	}
-	return runAgentBin
-}
+func runAgent(t *testing.T) string { return testAgent(t, "runagent") }
 
 // runEnv is one test's directory: the session cwd, the config, the
 // decision log and the agent's report.

@@ -410,18 +410,5 @@ func loadAverage() string {
 	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
-var soakAgentBin string
-
 // soakAgent builds testdata/soakagent once per run.
-func soakAgent(t *testing.T) string {
-	t.Helper()
-	if soakAgentBin != "" {
-		return soakAgentBin
-	}
-	bin := filepath.Join(filepath.Dir(permhostBin), "soakagent")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/soakagent").CombinedOutput(); err != nil {
-		t.Fatalf("building the soak agent: %v\n%s", err, out)
-	}
-	soakAgentBin = bin
-	return bin
-}
+func soakAgent(t *testing.T) string { return testAgent(t, "soakagent") }

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,26 +22,7 @@ import (
 // "permhost-worker-test: crash") make the child die of a Go runtime fatal
 // error, which nothing can recover in-process.
 
-var (
-	workerAgentOnce sync.Once
-	workerAgentBin  string
-	workerAgentErr  error
-)
-
-func workerAgent(t *testing.T) string {
-	t.Helper()
-	workerAgentOnce.Do(func() {
-		workerAgentBin = filepath.Join(filepath.Dir(permhostBin), "workeragent")
-		out, err := exec.Command("go", "build", "-o", workerAgentBin, "./testdata/workeragent").CombinedOutput()
-		if err != nil {
-			workerAgentErr = fmt.Errorf("%v\n%s", err, out)
-		}
-	})
-	if workerAgentErr != nil {
-		t.Fatalf("building the worker agent: %v", workerAgentErr)
-	}
-	return workerAgentBin
-}
+func workerAgent(t *testing.T) string { return testAgent(t, "workeragent") }
 
 // walledConfig is a configuration of one process-isolated plugin that
 // rejects everything, failing closed.
