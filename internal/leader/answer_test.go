@@ -3,48 +3,9 @@ package leader
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 )
-
-// rawLeader serves path by hand, answering every ask with the line reply
-// builds from its id, written as it is.
-func rawLeader(t *testing.T, path string, reply func(id string) string) func() {
-	t.Helper()
-	l, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				lr := newLineReader(c, MaxMessageBytes)
-				for {
-					line, err := lr.next()
-					if err != nil {
-						return
-					}
-					if m, _, err := decode(line); err == nil && m.Type == TypeAsk {
-						c.Write([]byte(reply(m.ID) + "\n"))
-					}
-				}
-			}()
-		}
-	}()
-	return func() { l.Close(); wg.Wait() }
-}
 
 // The worker reads a leader's answer strictly: a key spelled twice (in any
 // case) or in another case is never used, whichever spelling would win in

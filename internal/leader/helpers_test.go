@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -253,6 +254,16 @@ func str(v any) string { return fmt.Sprint(v) }
 // It returns a function that stops it.
 func fakeLeader(t *testing.T, path string, reply func(id string) *message) func() {
 	t.Helper()
+	return rawLeader(t, path, func(id string) string {
+		out, _ := encode(reply(id))
+		return strings.TrimSuffix(string(out), "\n")
+	})
+}
+
+// rawLeader serves path by hand, answering every ask with the line reply
+// builds from its id, written as it is.
+func rawLeader(t *testing.T, path string, reply func(id string) string) func() {
+	t.Helper()
 	l, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
@@ -276,12 +287,9 @@ func fakeLeader(t *testing.T, path string, reply func(id string) *message) func(
 					if err != nil {
 						return
 					}
-					m, _, err := decode(line)
-					if err != nil || m.Type != TypeAsk {
-						continue
+					if m, _, err := decode(line); err == nil && m.Type == TypeAsk {
+						c.Write([]byte(reply(m.ID) + "\n"))
 					}
-					out, _ := encode(reply(m.ID))
-					c.Write(out)
 				}
 			}()
 		}
