@@ -8,6 +8,7 @@ import (
 
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/wasmgen"
+	"github.com/permhost/permhost/internal/worker"
 )
 
 // loadFailureModule is the module of one of LoadFailures.
@@ -33,7 +34,11 @@ func loadFailureModule(tb testing.TB, name string) host.Options {
 // these as BenchmarkLoadFailureProcess/<name>, and beside BenchmarkFallback's
 // as BenchmarkFallbackProcess/<name>: permhost-bench shows them in a column
 // of their own when present.
-func BenchmarkLoadFailure(b *testing.B) {
+func BenchmarkLoadFailure(b *testing.B) { benchLoadFailure(b, false) }
+
+// benchLoadFailure is BenchmarkLoadFailure in this process or, walled,
+// behind the process wall.
+func benchLoadFailure(b *testing.B, walled bool) {
 	ctx := context.Background()
 	for _, c := range LoadFailures {
 		b.Run(c.Name, func(b *testing.B) {
@@ -46,7 +51,7 @@ func BenchmarkLoadFailure(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				start := time.Now()
-				p, err := host.Load(ctx, opts)
+				p, err := worker.LoadWhere(ctx, opts, walled)
 				took = append(took, time.Since(start))
 				var he *host.Error
 				if p != nil || !errors.As(err, &he) {

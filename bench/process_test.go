@@ -136,30 +136,4 @@ func BenchmarkFallbackProcess(b *testing.B) {
 // BenchmarkLoadFailureProcess is BenchmarkLoadFailure behind the process
 // wall: from worker.Load (the child's start, its handshake and the host's
 // load in it) until it fails; no child is left.
-func BenchmarkLoadFailureProcess(b *testing.B) {
-	ctx := context.Background()
-	for _, c := range LoadFailures {
-		b.Run(c.Name, func(b *testing.B) {
-			opts := loadFailureModule(b, c.Name)
-			opts.CacheDir, opts.Limits = "off", c.Limits
-			if opts.Limits.Timeout == 0 {
-				opts.Limits.Timeout = deadline
-			}
-			var took []time.Duration
-			b.ResetTimer()
-			for b.Loop() {
-				start := time.Now()
-				p, err := worker.Load(ctx, worker.Options{Plugin: opts})
-				took = append(took, time.Since(start))
-				var he *host.Error
-				if p != nil || !errors.As(err, &he) {
-					b.Fatalf("%s loaded (%v)", c.Name, err)
-				}
-			}
-			ms := Millis(took)
-			b.ReportMetric(Percentile(ms, 50), "p50-ms")
-			b.ReportMetric(Percentile(ms, 99), "p99-ms")
-			b.ReportMetric(Percentile(ms, 100), "max-ms")
-		})
-	}
-}
+func BenchmarkLoadFailureProcess(b *testing.B) { benchLoadFailure(b, true) }
