@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/permhost/permhost/internal/proctest"
 )
 
 // A zombie is no live member of its group (it may never be reaped where
@@ -31,10 +33,13 @@ func TestGroupLiveSkipsZombies(t *testing.T) {
 	}
 	// Not waited for: it stays a zombie. It becomes one when the kernel has
 	// run its exit, which this polls for (the hang guard is generous).
-	for deadline := time.Now().Add(10 * time.Second); procState(t, pid) != "Z"; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); proctest.Alive(pid); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the killed process is still %s", procState(t, pid))
+			t.Fatal("the killed process is still alive")
 		}
+	}
+	if st, err := proctest.ReadStat(pid); err != nil || st.State != 'Z' {
+		t.Fatalf("the killed process is %+v, %v; want a zombie", st, err)
 	}
 	if groupLive(pid) {
 		t.Error("a zombie counted as alive")
@@ -42,16 +47,6 @@ func TestGroupLiveSkipsZombies(t *testing.T) {
 	if !groupSignalable(pid) {
 		t.Error("kill(-pgid, 0) did not find the zombie: the test proves nothing")
 	}
-}
-
-func procState(t *testing.T, pid int) string {
-	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[0]
 }
 
 // Once Done is closed, nothing of the agent's group is alive: not the
@@ -97,11 +92,8 @@ func TestAgentDoneMeansGroupGone(t *testing.T) {
 				t.Errorf("the agent's group is still alive when Done is closed")
 			}
 			for _, pid := range members {
-				if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-					s := string(st)
-					if state := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[0]; state != "Z" && state != "X" {
-						t.Errorf("process %d of the agent's group is %s when Done is closed", pid, state)
-					}
+				if proctest.Alive(pid) {
+					t.Errorf("process %d of the agent's group is alive when Done is closed", pid)
 				}
 			}
 		})

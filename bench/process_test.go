@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/proctest"
 	"github.com/permhost/permhost/internal/worker"
 	"github.com/permhost/permhost/sandbox"
 )
@@ -98,7 +99,7 @@ func decideLoopProcess(b *testing.B, decide func() error) {
 // worker children so far.
 func workerCPU() time.Duration {
 	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", os.Getpid()))
-	var ticks int64
+	var cpu time.Duration
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
 		for _, pid := range strings.Fields(string(b)) {
@@ -106,17 +107,13 @@ func workerCPU() time.Duration {
 			if !strings.Contains(string(cmd), worker.Command) {
 				continue
 			}
-			stat, _ := os.ReadFile("/proc/" + pid + "/stat")
-			s := string(stat)
-			fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-			if len(fields) > 12 {
-				u, _ := strconv.ParseInt(fields[11], 10, 64)
-				k, _ := strconv.ParseInt(fields[12], 10, 64)
-				ticks += u + k
+			if id, err := strconv.Atoi(pid); err == nil && id > 0 {
+				c, _ := proctest.CPU(id)
+				cpu += c
 			}
 		}
 	}
-	return time.Duration(ticks) * time.Second / 100 // USER_HZ
+	return cpu
 }
 
 // BenchmarkFallbackProcess is BenchmarkFallback behind the process wall

@@ -7,9 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/permhost/permhost/internal/proctest"
 )
 
 // pxAgent builds the fake agent of testdata/proxyagent once per run.
@@ -60,15 +61,7 @@ func pxWaitExit(t *testing.T, cmd *exec.Cmd, within time.Duration) int {
 }
 
 // pxAlive reports whether pid is a live (not zombie) process.
-func pxAlive(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return syscall.Kill(pid, 0) == nil
-	}
-	s := string(stat)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
-}
+func pxAlive(pid int) bool { return proctest.Alive(pid) }
 
 // pxGroupAlive lists the live processes of process group pgid.
 func pxGroupAlive(pgid int) []int {
@@ -79,14 +72,7 @@ func pxGroupAlive(pgid int) []int {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		// fields: state ppid pgrp ...
-		if len(fields) > 2 && fields[2] == strconv.Itoa(pgid) && fields[0] != "Z" && fields[0] != "X" {
+		if st, err := proctest.ReadStat(pid); err == nil && st.PGrp == pgid && st.Alive() {
 			live = append(live, pid)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/proctest"
 	"github.com/permhost/permhost/internal/worker"
 	"github.com/permhost/permhost/policy"
 )
@@ -124,10 +126,8 @@ func workerChildren(t *testing.T) int {
 		b, _ := os.ReadFile(f)
 		for _, pid := range strings.Fields(string(b)) {
 			cmd, _ := os.ReadFile("/proc/" + pid + "/cmdline")
-			stat, _ := os.ReadFile("/proc/" + pid + "/stat")
-			s := string(stat)
-			zombie := len(s) > 0 && strings.HasPrefix(strings.TrimSpace(s[strings.LastIndexByte(s, ')')+1:]), "Z")
-			if strings.Contains(string(cmd), worker.Command) && !zombie {
+			id, _ := strconv.Atoi(pid)
+			if strings.Contains(string(cmd), worker.Command) && proctest.Alive(id) {
 				n++
 			}
 		}

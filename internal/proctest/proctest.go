@@ -17,11 +17,21 @@ var ErrUnsupported = errors.New("proctest: no /proc/PID/stat on this system")
 // Go supports.
 const clockTick = 10 * time.Millisecond
 
-// CPU returns the user and system CPU time process pid has used (0: this
-// process), its children not included.
-func CPU(pid int) (time.Duration, error) {
+// Stat is what tests read of a process's /proc/PID/stat.
+type Stat struct {
+	// State is the process's state letter: R, S, D, Z (zombie), X (dead)...
+	State byte
+	// PGrp is its process group.
+	PGrp int
+	// CPU is the user and system CPU time it used, its children not
+	// included.
+	CPU time.Duration
+}
+
+// ReadStat reads process pid's stat (0: this process).
+func ReadStat(pid int) (Stat, error) {
 	if runtime.GOOS != "linux" {
-		return 0, ErrUnsupported
+		return Stat{}, ErrUnsupported
 	}
 	name := "/proc/self/stat"
 	if pid != 0 {
@@ -29,22 +39,40 @@ func CPU(pid int) (time.Duration, error) {
 	}
 	b, err := os.ReadFile(name)
 	if err != nil {
-		return 0, err
+		return Stat{}, err
 	}
 	// The command name (field 2) may hold anything but ends at the last
 	// ')': fields are counted from there; fields[0] is field 3 (state),
-	// utime and stime are fields 14 and 15.
+	// pgrp field 5, utime and stime fields 14 and 15.
 	s := string(b)
 	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(fields) < 13 {
-		return 0, fmt.Errorf("proctest: %s: %q", name, s)
+	if len(fields) < 13 || len(fields[0]) != 1 {
+		return Stat{}, fmt.Errorf("proctest: %s: %q", name, s)
 	}
-	ut, err1 := strconv.ParseInt(fields[14-3], 10, 64)
-	st, err2 := strconv.ParseInt(fields[15-3], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("proctest: %s: %w", name, err)
+	pgrp, err1 := strconv.Atoi(fields[5-3])
+	ut, err2 := strconv.ParseInt(fields[14-3], 10, 64)
+	st, err3 := strconv.ParseInt(fields[15-3], 10, 64)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return Stat{}, fmt.Errorf("proctest: %s: %w", name, err)
 	}
-	return time.Duration(ut+st) * clockTick, nil
+	return Stat{State: fields[0][0], PGrp: pgrp, CPU: time.Duration(ut+st) * clockTick}, nil
+}
+
+// CPU returns the user and system CPU time process pid has used (0: this
+// process), its children not included.
+func CPU(pid int) (time.Duration, error) {
+	st, err := ReadStat(pid)
+	return st.CPU, err
+}
+
+// Alive reports whether the process is neither a zombie nor dead.
+func (s Stat) Alive() bool { return s.State != 'Z' && s.State != 'X' && s.State != 'x' }
+
+// Alive reports whether process pid exists and is neither a zombie nor
+// dead.
+func Alive(pid int) bool {
+	st, err := ReadStat(pid)
+	return err == nil && st.Alive()
 }
 
 // Idle is what WaitIdle saw: the CPU time of each window it looked at, in

@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/proctest"
 )
 
 // fixture is the absolute path of a module of host/testdata or
@@ -80,19 +80,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 }
 
 // alive reports whether pid exists (a zombie counts as gone).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// "pid (comm) S ..."; Z is a zombie.
-	for i := len(b) - 1; i > 0; i-- {
-		if b[i] == ')' {
-			return i+2 < len(b) && b[i+2] != 'Z'
-		}
-	}
-	return syscall.Kill(pid, 0) == nil
-}
+func alive(pid int) bool { return proctest.Alive(pid) }
 
 func runtimeGOMAXPROCS() int { return runtime.GOMAXPROCS(0) }
 
