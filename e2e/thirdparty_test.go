@@ -61,21 +61,7 @@ func TestThirdPartyGoPlugin(t *testing.T) {
 	}
 	goCmd([]string{"GOOS=wasip1", "GOARCH=wasm"}, "build", "-buildmode=c-shared", "-trimpath", "-o", "no-delete.wasm", ".")
 
-	write("tests.toml", `plugin = "no-delete.wasm"
-
-[[case]]
-name = "a delete is rejected"
-kind = "delete"
-path = "build/out.o"
-expect = "reject"
-expect_option = "reject"
-
-[[case]]
-name = "a read is left to others"
-kind = "read"
-path = "README.md"
-expect = "abstain"
-`)
+	write("tests.toml", `plugin = "no-delete.wasm"`+"\n"+docCases)
 	code, out, errOut := runPermhost(t, "test", "--cache-dir", "off", filepath.Join(dir, "tests.toml"))
 	if code != 0 || !strings.Contains(out, "2 passed, 0 failed") {
 		t.Fatalf("permhost test: exit %d\n%s\n%s", code, out, errOut)
