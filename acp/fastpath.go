@@ -11,9 +11,10 @@ import (
 // message chunks and plans) through without decoding.
 //
 // The rule: a line may skip the strict path only if it is certainly not
-// something permhost acts on, in every parser's reading. isPlainUpdate
-// claims a line only when all of these hold, and anything it is unsure of
-// takes the strict path (decode, then the per-message functions):
+// something permhost acts on, in every parser's reading. The fast path
+// (fastPath.plain; isPlainUpdate without a memo) claims a line only when
+// all of these hold, and anything it is unsure of takes the strict path
+// (decode, then agentMessage or clientMessage):
 //
 //   - its top level is one JSON object (Skim: brackets, strings and literals
 //     as every parser reads them, nothing after it but whitespace) whose
@@ -27,10 +28,16 @@ import (
 //
 // What permhost learns from session/update (tool calls, mode and config
 // changes) it learns on the strict path, since the kinds it tracks are
-// strictWords. A new kind of update permhost acts on must add its
-// sessionUpdate value (or another word every such line contains) to
-// strictWords; the fuzz target FuzzLines checks the claims against the
-// strict decoder and Go's encoding/json.
+// strictWords. For code that makes permhost act on more:
+//
+//   - a request, a response or a notification other than session/update
+//     (fs/*, elicitation/create, session results, set_mode...) never takes
+//     the fast path: nothing to do here;
+//   - a kind of session/update must add its sessionUpdate value (or another
+//     word with an inner '_' every such line contains) to strictWords.
+//
+// The fuzz target FuzzLines checks the claims against the strict decoder
+// and Go's encoding/json, with and without the memo.
 
 // strictWords are the words whose mention anywhere in a line sends it to
 // the strict path. Each must contain '_' (not first or last): the scan finds
