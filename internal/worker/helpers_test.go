@@ -83,8 +83,3 @@ func eventually(t testing.TB, what string, cond func() bool) {
 func alive(pid int) bool { return proctest.Alive(pid) }
 
 func runtimeGOMAXPROCS() int { return runtime.GOMAXPROCS(0) }
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
-}
