@@ -162,7 +162,7 @@ func TestGrantOfferedStoredApplied(t *testing.T) {
 			if g, _ := meta["grants"].([]any); len(g) != 2 {
 				t.Errorf("_meta.permhost.grants = %v", meta["grants"])
 			}
-			if resp.Line != nil || resultOf(t, resp) != `{"outcome":{"optionId":"`+a.once+`","outcome":"selected"}}` {
+			if resp.Line != nil || resultOf(t, resp) != `{"outcome":{"outcome":"selected","optionId":"`+a.once+`"}}` {
 				t.Fatalf("the agent got line %s result %s, want its own %s", resp.Line, resp.Result, a.once)
 			}
 			list, err := grants.Open(s.store).List()
@@ -184,7 +184,7 @@ func TestGrantOfferedStoredApplied(t *testing.T) {
 			if len(c2.asked) != 0 || len(c2.notified) != 1 {
 				t.Fatalf("the grant did not decide: asked %d, notified %d", len(c2.asked), len(c2.notified))
 			}
-			if got := resultOf(t, resp); got != `{"outcome":{"optionId":"`+a.once+`","outcome":"selected"}}` {
+			if got := resultOf(t, resp); got != `{"outcome":{"outcome":"selected","optionId":"`+a.once+`"}}` {
 				t.Fatalf("agent got %s", got)
 			}
 			if !strings.Contains(string(c2.notified[0]), `"decidedBy":"grant:`+id+`"`) {
@@ -336,7 +336,7 @@ func TestPluginsSeeNoHandOver(t *testing.T) {
 				t.Errorf("the plugin saw %v, want %v", ids, tt.want)
 			}
 			if tt.allow == config.AllowAlwaysAgent {
-				if len(c.asked) != 0 || resultOf(t, resp) != `{"outcome":{"optionId":"proceed_always_project","outcome":"selected"}}` {
+				if len(c.asked) != 0 || resultOf(t, resp) != `{"outcome":{"outcome":"selected","optionId":"proceed_always_project"}}` {
 					t.Errorf("agent: the plugin's allow always did not reach the agent: %s", resp.Result)
 				}
 				return
@@ -380,7 +380,7 @@ func TestAllowAlwaysAgentAndOff(t *testing.T) {
 	if !slices.Equal(ids, []string{"proceed_once", "cancel"}) {
 		t.Errorf("off: shown %v", ids)
 	}
-	if got := resultOf(t, resp); got != `{"outcome":{"optionId":"cancel","outcome":"selected"}}` {
+	if got := resultOf(t, resp); got != `{"outcome":{"outcome":"selected","optionId":"cancel"}}` {
 		t.Errorf("off: the agent got %s for a durable answer, want its reject", got)
 	}
 	if e := s.entries(t)[0]; e["decidedBy"] != "builtin" {
@@ -403,7 +403,7 @@ func TestGrantOptionRefusedWhenNotShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := resultOf(t, resp); got != `{"outcome":{"optionId":"cancel","outcome":"selected"}}` {
+	if got := resultOf(t, resp); got != `{"outcome":{"outcome":"selected","optionId":"cancel"}}` {
 		t.Errorf("the agent got %s", got)
 	}
 	if _, err := os.Stat(s.store); !os.IsNotExist(err) {
@@ -426,7 +426,7 @@ func TestGrantRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := resultOf(t, resp); got != `{"outcome":{"optionId":"proceed_once","outcome":"selected"}}` {
+	if got := resultOf(t, resp); got != `{"outcome":{"outcome":"selected","optionId":"proceed_once"}}` {
 		t.Errorf("the agent got %s", got)
 	}
 	e := s.entries(t)[0]
@@ -511,7 +511,7 @@ func TestClaudeEditGrant(t *testing.T) {
 		names[2] != "Allow edits to `hello.txt` for this session" {
 		t.Errorf("shown %v %q", ids, names)
 	}
-	if got := resultOf(t, resp); got != `{"outcome":{"optionId":"allow-once","outcome":"selected"}}` {
+	if got := resultOf(t, resp); got != `{"outcome":{"outcome":"selected","optionId":"allow-once"}}` {
 		t.Errorf("the agent got %s", got)
 	}
 	plan := recordedParams(t, "claude101-plan-mode.jsonl", 0)
@@ -546,7 +546,7 @@ func TestGrantIDsAvoidTheAgents(t *testing.T) {
 		t.Fatalf("shown %v", ids)
 	}
 	// The agent's (hidden) durable option was named: refused, not granted.
-	if got := resultOf(t, resp); got != `{"outcome":{"optionId":"cancel","outcome":"selected"}}` {
+	if got := resultOf(t, resp); got != `{"outcome":{"outcome":"selected","optionId":"cancel"}}` {
 		t.Errorf("the agent got %s", got)
 	}
 	if _, err := os.Stat(s.store); !os.IsNotExist(err) {
