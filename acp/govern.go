@@ -146,6 +146,8 @@ type Reply struct {
 // change of mode.
 type Update struct {
 	SessionID string
+	// Session is the session's state after the update.
+	Session SessionInfo
 	// Kind is the sessionUpdate: tool_call, tool_call_update,
 	// current_mode_update or config_option_update.
 	Kind string

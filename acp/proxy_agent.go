@@ -140,6 +140,7 @@ func (p *Proxy) agentMessage(body []byte, d decoded) agentAction {
 		case MethodSessionUpdate:
 			if d.strict == nil {
 				if u := p.trackUpdate(d.params); u != nil && p.gov != nil {
+					u.Session = p.state.info(u.SessionID)
 					p.callUpdate(u)
 				}
 			}
