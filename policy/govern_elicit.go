@@ -394,4 +394,3 @@ func readApprovalAnswer(result json.RawMessage, a approval, shown []abi.Option) 
 	}
 	return "accept", option, joinObject([]member{{"action", marshal("accept")}, {"content", joinObject(content)}}), true
 }
-

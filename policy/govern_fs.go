@@ -376,7 +376,9 @@ func (c fsClient) Ask(ctx context.Context, params json.RawMessage) (acp.Answer, 
 	return c.p.Client(ctx, acp.MethodRequestPermission, params)
 }
 
-func (c fsClient) Notify(method string, params json.RawMessage) error { return c.p.Notify(method, params) }
+func (c fsClient) Notify(method string, params json.RawMessage) error {
+	return c.p.Notify(method, params)
+}
 
 // dryFS shows in a replay what fs = "govern" would do with a file or
 // terminal request (the recording's own answer is what follows).
