@@ -171,12 +171,14 @@ func compact(b json.RawMessage) json.RawMessage {
 }
 
 // testClient is the editor side: it records every line permhost writes, in
-// order, and answers permission requests with answer (nil: no answer).
+// order, and answers permission requests with answer (nil: no answer), and
+// the agent's other requests with serve when set.
 type testClient struct {
 	t      *testing.T
 	w      io.Writer
 	wmu    sync.Mutex
 	answer func(*wireMsg) []byte
+	serve  func(*wireMsg) []byte // set before the agent can send a request
 
 	mu      sync.Mutex
 	msgs    []*wireMsg
@@ -204,6 +206,12 @@ func (c *testClient) read(r io.Reader) {
 			if m.Method == "session/request_permission" && m.ID != nil && c.answer != nil {
 				go func() {
 					if a := c.answer(m); a != nil {
+						c.send(a)
+					}
+				}()
+			} else if m.Method != "" && m.ID != nil && c.serve != nil {
+				go func() {
+					if a := c.serve(m); a != nil {
 						c.send(a)
 					}
 				}()

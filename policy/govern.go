@@ -379,8 +379,8 @@ func (g *governor) modeUpdate(u *acp.Update, c acp.Caller) {
 		// The editor saw the agent's update: it is told where the session
 		// is now, in each form the session uses.
 		if setMode || options == nil {
-			_ = c.Notify(acp.MethodSessionUpdate, marshal(map[string]any{"sessionId": sid,
-				"update": map[string]string{"sessionUpdate": "current_mode_update", "currentModeId": target}}))
+			_ = c.Notify(acp.MethodSessionUpdate, joinObject([]member{{"sessionId", marshal(sid)},
+				{"update", joinObject([]member{{"sessionUpdate", json.RawMessage(`"current_mode_update"`)}, {"currentModeId", marshal(target)}})}}))
 		}
 		if options != nil {
 			_ = c.Notify(acp.MethodSessionUpdate, joinObject([]member{{"sessionId", marshal(sid)},
