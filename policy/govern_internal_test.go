@@ -22,9 +22,13 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuffer) Close() error                { return nil }
-func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) Close() error   { return nil }
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 var _ io.WriteCloser = (*syncBuffer)(nil)
 
@@ -118,11 +122,11 @@ func TestSessionStart(t *testing.T) {
 		{name: "asks already", session: governing(), peer: claude101, result: strings.Replace(autoResult, `"currentValue":"auto","options"`, `"currentValue":"plan","options"`, 1)},
 		{name: "modes pass", session: config.Session{Modes: config.ModesPass}, peer: claude101, result: autoResult},
 		{name: "no mode asks", session: governing(), peer: unknown,
-			result: `{"sessionId":"s-1","modes":{"currentModeId":"yolo","availableModes":[{"id":"yolo","name":"YOLO"},{"id":"full-auto","name":"Full auto"}]}}`,
+			result:  `{"sessionId":"s-1","modes":{"currentModeId":"yolo","availableModes":[{"id":"yolo","name":"YOLO"},{"id":"full-auto","name":"Full auto"}]}}`,
 			refused: "no offered mode asks", logged: `"action":"ungovernable"`},
 		{name: "configured deciding words", session: config.Session{Modes: config.ModesGovern, DecidingWords: []string{"turbo"}}, peer: unknown,
 			result: `{"sessionId":"s-1","modes":{"currentModeId":"turbo","availableModes":[{"id":"turbo","name":"Turbo"},{"id":"careful","name":"Careful"}]}}`,
-			agent: accepts, want: `{"sessionId":"s-1","modes":{"currentModeId":"careful","availableModes":[{"id":"turbo","name":"Turbo"},{"id":"careful","name":"Careful"}]}}`,
+			agent:  accepts, want: `{"sessionId":"s-1","modes":{"currentModeId":"careful","availableModes":[{"id":"turbo","name":"Turbo"},{"id":"careful","name":"Careful"}]}}`,
 			call: `session/set_mode {"modeId":"careful","sessionId":"s-1"}`, logged: `"action":"switch"`},
 		{name: "not strict", session: governing(), peer: claude101, result: autoResult, suspects: `duplicate key "modes"`,
 			refused: "cannot be read one way only", logged: `"action":"ungovernable"`},
@@ -286,8 +290,8 @@ func TestReadApprovalAnswer(t *testing.T) {
 		{`{"action":"accept"}`, "accept", "once", `{"action":"accept","content":{}}`},
 		{`{"action":"decline","content":null}`, "decline", "", `{"action":"decline"}`},
 		{`{"action":"cancel"}`, "cancel", "", `{"action":"cancel"}`},
-		{`{"action":"accept","content":{"persist":"always"}}`, "", "", ""},       // not shown
-		{`{"action":"accept","content":{"persist":"once","x":1}}`, "", "", ""},   // a field not asked for
+		{`{"action":"accept","content":{"persist":"always"}}`, "", "", ""},     // not shown
+		{`{"action":"accept","content":{"persist":"once","x":1}}`, "", "", ""}, // a field not asked for
 		{`{"action":"accept","content":{"persist":"once","Persist":"always"}}`, "", "", ""},
 		{`{"action":"accept","action":"decline"}`, "", "", ""},
 		{`{"Action":"accept"}`, "", "", ""},
