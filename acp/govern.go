@@ -14,10 +14,9 @@ import (
 // the mechanisms (order, ids, pending tables, strict reading); the
 // governor decides.
 
-// More method names the proxy knows.
+// More method names a Governor takes over (fs/* are MethodReadTextFile and
+// MethodWriteTextFile).
 const (
-	MethodFSReadTextFile    = "fs/read_text_file"
-	MethodFSWriteTextFile   = "fs/write_text_file"
 	MethodTerminalCreate    = "terminal/create"
 	MethodElicitationCreate = "elicitation/create"
 )

@@ -140,7 +140,7 @@ func TestGovernorRefusesClientSwitch(t *testing.T) {
 // reaches the client when it refuses; when it forwards, the client's
 // answer reaches the agent as the client wrote it; other requests pass.
 func TestGovernorTakesAgentRequest(t *testing.T) {
-	g := &testGovernor{takes: func(r *AgentRequest) bool { return r.Method == MethodFSReadTextFile }}
+	g := &testGovernor{takes: func(r *AgentRequest) bool { return r.Method == MethodReadTextFile }}
 	g.request = func(ctx context.Context, r *AgentRequest, c Client, p Caller) (Reply, error) {
 		if r.SessionID != "s-1" {
 			t.Errorf("request %+v", r)

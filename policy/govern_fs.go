@@ -87,7 +87,7 @@ func (g *governor) allowedFor(sessionID, path, command string) (string, bool) {
 // governed, and its elicitations that are approvals.
 func (g *governor) Intercepts(r *acp.AgentRequest) bool {
 	switch r.Method {
-	case acp.MethodFSReadTextFile, acp.MethodFSWriteTextFile, acp.MethodTerminalCreate:
+	case acp.MethodReadTextFile, acp.MethodWriteTextFile, acp.MethodTerminalCreate:
 		if !g.governsFS() {
 			return false
 		}
@@ -123,7 +123,7 @@ func readFSCall(r *acp.AgentRequest) (fsCall, error) {
 		return c, fmt.Errorf("the request cannot be read one way only (%s)", r.Suspicious)
 	}
 	switch r.Method {
-	case acp.MethodFSReadTextFile, acp.MethodFSWriteTextFile:
+	case acp.MethodReadTextFile, acp.MethodWriteTextFile:
 		f, err := jsontext.Lookup(r.Params, "path", "content")
 		if err != nil {
 			return c, fmt.Errorf("params: %w", err)
@@ -134,7 +134,7 @@ func readFSCall(r *acp.AgentRequest) (fsCall, error) {
 		}
 		c.path = filepath.Clean(p)
 		raw := map[string]any{"path": c.path}
-		if r.Method == acp.MethodFSWriteTextFile {
+		if r.Method == acp.MethodWriteTextFile {
 			content, err := jsontext.String(f["content"])
 			if err != nil {
 				return c, fmt.Errorf("no content")
@@ -209,9 +209,9 @@ func shellQuote(s string) string {
 func permissionOf(r *acp.AgentRequest, c fsCall, decisionID string) *acp.PermissionRequest {
 	tc := []member{{"toolCallId", marshal("permhost-" + decisionID)}}
 	switch c.method {
-	case acp.MethodFSReadTextFile:
+	case acp.MethodReadTextFile:
 		tc = append(tc, member{"title", marshal("Read " + c.path)})
-	case acp.MethodFSWriteTextFile:
+	case acp.MethodWriteTextFile:
 		tc = append(tc, member{"title", marshal("Write " + c.path)})
 	default:
 		tc = append(tc, member{"title", marshal(c.command)})
@@ -292,7 +292,7 @@ func (g *governor) fsRequest(ctx context.Context, r *acp.AgentRequest, c acp.Cli
 	case v.Decided():
 		entry.OptionID = v.OptionID
 		return refuse(entry)
-	case call.method == acp.MethodFSReadTextFile && v.Outcome == abi.OutcomeAbstain && v.Fallback == "" && insideProject(call.path, r.Session.Cwd):
+	case call.method == acp.MethodReadTextFile && v.Outcome == abi.OutcomeAbstain && v.Fallback == "" && insideProject(call.path, r.Session.Cwd):
 		entry.DecidedBy, entry.Reason = ByProjectRead, "no plugin decided a read inside the project"
 		return forward(entry)
 	}
@@ -312,9 +312,9 @@ func (g *governor) fsRequest(ctx context.Context, r *acp.AgentRequest, c acp.Cli
 
 func kindOfFS(method string) string {
 	switch method {
-	case acp.MethodFSReadTextFile:
+	case acp.MethodReadTextFile:
 		return abi.KindRead
-	case acp.MethodFSWriteTextFile:
+	case acp.MethodWriteTextFile:
 		return abi.KindEdit
 	}
 	return abi.KindExecute
@@ -415,7 +415,7 @@ func (g *governor) dryFS(r *acp.AgentRequest) {
 		if v.Reason != "" {
 			note.What += ": " + v.Reason
 		}
-	case call.method == acp.MethodFSReadTextFile && v.Outcome == abi.OutcomeAbstain && v.Fallback == "" && insideProject(call.path, r.Session.Cwd):
+	case call.method == acp.MethodReadTextFile && v.Outcome == abi.OutcomeAbstain && v.Fallback == "" && insideProject(call.path, r.Session.Cwd):
 		note.What = "forwarded: a read inside the project no plugin decided"
 	default:
 		note.What = "asked: no permission request allowed it and no plugin decided"

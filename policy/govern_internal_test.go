@@ -309,9 +309,9 @@ func TestReadFSCall(t *testing.T) {
 	for _, tc := range []struct {
 		method, params, want, err string
 	}{
-		{acp.MethodFSReadTextFile, `{"sessionId":"s","path":"/p/../p/.env","line":3}`, `path /p/.env`, ""},
-		{acp.MethodFSReadTextFile, `{"sessionId":"s","path":"rel/x"}`, "", "no absolute path"},
-		{acp.MethodFSWriteTextFile, `{"sessionId":"s","path":"/p/a"}`, "", "no content"},
+		{acp.MethodReadTextFile, `{"sessionId":"s","path":"/p/../p/.env","line":3}`, `path /p/.env`, ""},
+		{acp.MethodReadTextFile, `{"sessionId":"s","path":"rel/x"}`, "", "no absolute path"},
+		{acp.MethodWriteTextFile, `{"sessionId":"s","path":"/p/a"}`, "", "no content"},
 		{acp.MethodTerminalCreate, `{"sessionId":"s","command":"ls","args":["-la","my file","it's"],"env":[{"name":"A","value":"x y"}],"cwd":"/p"}`,
 			`command A='x y' ls -la 'my file' 'it'\''s'`, ""},
 		{acp.MethodTerminalCreate, `{"sessionId":"s","command":"ls","env":[{"name":"A;rm","value":""}]}`, "", "environment variable"},
@@ -334,7 +334,7 @@ func TestReadFSCall(t *testing.T) {
 			t.Errorf("%s: %q %v, want %q", tc.params, got, err, tc.want)
 		}
 	}
-	if _, err := readFSCall(&acp.AgentRequest{Method: acp.MethodFSReadTextFile, Suspicious: "duplicate key"}); err == nil {
+	if _, err := readFSCall(&acp.AgentRequest{Method: acp.MethodReadTextFile, Suspicious: "duplicate key"}); err == nil {
 		t.Error("a request that reads two ways was read")
 	}
 }
