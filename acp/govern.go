@@ -162,4 +162,7 @@ type Update struct {
 	// Asked is whether the agent sent a permission request (or an approval
 	// the governor took over) for ToolCallID in this session.
 	Asked bool
+	// Loading is set while the client's session/load of the session is
+	// unanswered: the agent is replaying the session's history.
+	Loading bool
 }

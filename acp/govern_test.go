@@ -292,3 +292,22 @@ func TestGovernorUpdates(t *testing.T) {
 		}
 	}
 }
+
+// TestGovernorSeesLoading: the updates an agent replays while the client's
+// session/load is unanswered are marked Loading; later ones are not.
+func TestGovernorSeesLoading(t *testing.T) {
+	g := &testGovernor{}
+	h := newHarness(t, Options{Governor: g})
+	h.sendClient(`{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"s-1","cwd":"/p","mcpServers":[]}}` + "\n")
+	h.agentGets()
+	old := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":{"sessionUpdate":"tool_call","toolCallId":"old","kind":"execute","status":"completed"}}}` + "\n"
+	h.sendAgent(old, `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n", strings.Replace(old, `"old"`, `"new"`, 1))
+	h.clientGets()
+	h.clientGets()
+	h.clientGets()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.updates) != 2 || !g.updates[0].Loading || g.updates[1].Loading {
+		t.Fatalf("updates %+v", g.updates)
+	}
+}

@@ -141,6 +141,7 @@ func (p *Proxy) agentMessage(body []byte, d decoded) agentAction {
 			if d.strict == nil {
 				if u := p.trackUpdate(d.params); u != nil && p.gov != nil {
 					u.Session = p.state.info(u.SessionID)
+					u.Loading = p.loading(u.SessionID)
 					p.callUpdate(u)
 				}
 			}
@@ -190,6 +191,21 @@ func (p *Proxy) trackUpdate(params []byte) *Update {
 		return &Update{SessionID: u.sessionID, Kind: u.kind, ModeID: mode, ConfigOptions: u.configOptions}
 	}
 	return nil
+}
+
+// loading reports whether the client's session/load of a session awaits
+// the agent's answer.
+func (p *Proxy) loading(sessionID string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.pending {
+		if r.method == MethodSessionLoad {
+			if f, ok := fields(r.params, "sessionId"); ok && stringOf(f["sessionId"]) == sessionID {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // callUpdate shows the Governor an update; a panic is logged, never more.

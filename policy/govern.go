@@ -299,8 +299,13 @@ func (g *governor) ClientRequest(r *acp.ClientRequest) *acp.RPCError {
 	return refusal(fmt.Sprintf("mode %s decides by itself (%s); [session] modes = \"govern\" keeps this session in a mode where the agent asks", mode, decides(prof, mode)))
 }
 
-// Update watches mode changes (modeUpdate) and tool calls (unasked).
+// Update watches mode changes (modeUpdate) and tool calls (unasked). What
+// an agent replays of a session it loads is history: the session's start
+// decides about its mode, and its old tool calls ran before permhost.
 func (g *governor) Update(u *acp.Update, c acp.Caller) {
+	if u.Loading {
+		return
+	}
 	switch u.Kind {
 	case "current_mode_update", "config_option_update":
 		g.modeUpdate(u, c)

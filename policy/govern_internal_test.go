@@ -265,6 +265,8 @@ func TestUnasked(t *testing.T) {
 	up("never-ran", abi.KindEdit, "failed", false)
 	up("ran-failed", abi.KindEdit, "in_progress", false)
 	up("ran-failed", abi.KindEdit, "failed", false)
+	// History a session/load replays ran before permhost.
+	g.Update(&acp.Update{SessionID: "s-1", Session: s, Kind: "tool_call", ToolCallID: "history", ToolKind: abi.KindExecute, Status: "completed", Loading: true}, nil)
 	dlog.Close()
 	log := buf.String()
 	if n := strings.Count(log, `"unasked":true`); n != 2 || !strings.Contains(log, `"id":"rm","title":"rm","kind":"execute","status":"completed"`) ||
