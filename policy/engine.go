@@ -533,6 +533,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		}
 		e.closers.Wait()
 		e.bg.Wait()
+		e.gov.bg.Wait() // a switch back ends once the proxy's agent is gone
 		if e.ownsLog {
 			errs = append(errs, e.dlog.Close())
 		}

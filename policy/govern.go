@@ -51,6 +51,8 @@ type governor struct {
 	mu       sync.Mutex
 	sessions map[string]*govSession
 	order    []string // session ids, oldest first
+
+	bg sync.WaitGroup // switches back under way; Engine.Close waits for them
 }
 
 // govSession is what the governor knows of one session.
@@ -358,7 +360,9 @@ func (g *governor) modeUpdate(u *acp.Update, c acp.Caller) {
 	}
 	gs.reversing = true
 	g.mu.Unlock()
+	g.bg.Add(1)
 	go func() {
+		defer g.bg.Done()
 		err := g.switchMode(context.Background(), c, sid, m, target, how)
 		g.mu.Lock()
 		gs.reversing = false

@@ -230,6 +230,8 @@ type DecisionLog struct {
 	log     *slog.Logger
 	dropped atomic.Int64
 	once    sync.Once
+	mu      sync.RWMutex // Write holds it to read closed and send; Close to set it
+	closed  bool
 }
 
 // OpenDecisionLog opens (creating, 0600) the log at path for appending. An
@@ -278,9 +280,15 @@ func (l *DecisionLog) run() {
 	}
 }
 
-// Write queues e.
+// Write queues e. After Close it drops e (and says so).
 func (l *DecisionLog) Write(e LogEntry) {
 	if l == nil || l.queue == nil {
+		return
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		l.log.Warn("decision log closed: entry dropped", "decisionId", e.DecisionID)
 		return
 	}
 	select {
@@ -291,14 +299,17 @@ func (l *DecisionLog) Write(e LogEntry) {
 	}
 }
 
-// Close writes what is queued and closes the file. It is idempotent; Write
-// must not be called after it.
+// Close writes what is queued and closes the file. It is idempotent; an
+// entry written after it is dropped.
 func (l *DecisionLog) Close() error {
 	if l == nil || l.queue == nil {
 		return nil
 	}
 	var err error
 	l.once.Do(func() {
+		l.mu.Lock()
+		l.closed = true
+		l.mu.Unlock()
 		close(l.queue)
 		<-l.done
 		err = l.w.Close()
