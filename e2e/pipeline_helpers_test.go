@@ -104,6 +104,12 @@ func scripted(name, decision string, delayMs int, timeout string) pluginSpec {
 		config: fmt.Sprintf("decision = '%s'\ndelay_ms = %d\n", decision, delayMs)}
 }
 
+// ungoverned are the [session] lines of a test about something else than
+// governed sessions, whose agent replays a recording: it could not answer
+// permhost's own switch of mode, nor serve the file requests a person
+// would be asked about.
+const ungoverned = "modes = \"pass\"\nfs = \"pass\"\n"
+
 // writeConfig writes permhost.toml into a fresh directory and returns its
 // path and the decision log's. It keeps the agent's own "always" options
 // (allow_always = "agent").
@@ -114,8 +120,10 @@ func writeConfig(t *testing.T, strategy string, plugins ...pluginSpec) (cfg, log
 	fmt.Fprintf(&b, "strategy = %q\nperson_timeout = \"0s\"\n\n[log]\npath = \"decisions.jsonl\"\n", strategy)
 	// These tests check the chain and how the agent's own options are
 	// forwarded and answered; permhost's grants, the default allow_always,
-	// are grants_test.go's.
-	b.WriteString("\n[session]\nallow_always = \"agent\"\n")
+	// are grants_test.go's, governed modes and fs governed_test.go's (the
+	// recorded transcripts these agents replay cannot answer permhost's
+	// own switch of mode).
+	b.WriteString("\n[session]\nallow_always = \"agent\"\n" + ungoverned)
 	for _, p := range plugins {
 		layer := p.layer
 		if layer == "" {
