@@ -13,6 +13,7 @@ import (
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
+	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/config"
 )
 
@@ -359,5 +360,92 @@ func TestNarrowedElicitation(t *testing.T) {
 	}
 	if out, err := narrowedElicitation(json.RawMessage(params), a, []abi.Option{{OptionID: "once"}, {OptionID: "session"}}); out != nil || err != nil {
 		t.Errorf("nothing to narrow: %s %v", out, err)
+	}
+}
+
+// seeing is a chain member that records what it is asked and decides d.
+type seeing struct {
+	mu   sync.Mutex
+	seen []abi.Request
+	d    abi.Decision
+}
+
+func (p *seeing) Call(_ context.Context, req abi.Request) host.Result {
+	p.mu.Lock()
+	p.seen = append(p.seen, req)
+	p.mu.Unlock()
+	return host.Result{Decision: p.d}
+}
+
+// askingClient is an acp.Client that records whether the request was
+// forwarded, and answers it.
+type askingClient struct{ asked int }
+
+func (c *askingClient) Ask(ctx context.Context, params json.RawMessage) (acp.Answer, error) {
+	c.asked++
+	return acp.Answer{Line: []byte(`{"jsonrpc":"2.0","id":7,"result":null}`)}, nil
+}
+func (c *askingClient) Notify(string, json.RawMessage) error { return nil }
+
+// TestFSRequests: a terminal/create reaches the plugins as the shell
+// command it runs (family shell, its environment as assignments, its cwd);
+// their reject answers the agent with an error naming them and the editor
+// never sees it. A write the plugins allow is forwarded; one the session's
+// permission request for the running call allowed is forwarded without
+// asking them.
+func TestFSRequests(t *testing.T) {
+	p := &seeing{d: abi.Decision{Outcome: abi.OutcomeReject, Reason: "no commands"}}
+	buf := &syncBuffer{}
+	dlog := NewDecisionLog(buf, nil)
+	cfg := &config.Config{Strategy: config.StrategySequential, OnUndecided: config.UndecidedReject, Session: governing()}
+	e, err := New(context.Background(), Options{Config: cfg, Log: dlog, Home: "/home/dev", Grants: t.TempDir() + "/g.json",
+		Members: []host.Member{{Name: "rules", Layer: host.LayerTeam, Policy: host.FailClosed, Plugin: p, Version: "1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	g := e.Governor()
+	s := acp.SessionInfo{ID: "s-1", Cwd: "/p", Agent: acp.Peer{Name: "gemini-cli", Version: "0.61.0"}}
+	term := &acp.AgentRequest{ID: json.RawMessage(`7`), Method: acp.MethodTerminalCreate, SessionID: "s-1", Session: s,
+		Params: json.RawMessage(`{"sessionId":"s-1","command":"rm","args":["-rf","build"],"env":[{"name":"PATH","value":"/evil"}],"cwd":"/p/sub"}`)}
+	if !g.Intercepts(term) {
+		t.Fatal("terminal/create not taken")
+	}
+	c := &askingClient{}
+	r, err := g.AgentRequest(context.Background(), term, c, &fakeCaller{})
+	if err != nil || r.Error == nil || r.Error.Code != acp.CodePolicyRefused || !strings.Contains(r.Error.Message, "refused by rules: no commands") || c.asked != 0 {
+		t.Fatalf("reply %+v %v, asked %d", r.Error, err, c.asked)
+	}
+	req := p.seen[0]
+	if req.Action == nil || req.Action.Family != abi.FamilyShell || req.Action.Command != "PATH=/evil rm -rf build" || req.Action.Cwd != "/p/sub" ||
+		req.Session.Agent.Profile != "gemini-cli" || req.Shell == nil || len(req.Shell.Commands) != 1 || req.Options[0].OptionID != "allow" {
+		t.Fatalf("the plugin saw %+v / %+v", req.Action, req.Shell)
+	}
+
+	p.d = abi.Decision{Outcome: abi.OutcomeAllow}
+	write := &acp.AgentRequest{ID: json.RawMessage(`7`), Method: acp.MethodWriteTextFile, SessionID: "s-1", Session: s,
+		Params: json.RawMessage(`{"sessionId":"s-1","path":"/p/a.txt","content":"hi"}`)}
+	if r, err := g.AgentRequest(context.Background(), write, c, &fakeCaller{}); err != nil || r.Line == nil || c.asked != 1 {
+		t.Fatalf("an allowed write: %+v %v, asked %d", r, err, c.asked)
+	}
+	if w := p.seen[1]; w.Action.Family != abi.FamilyEdit || len(w.Paths) == 0 || w.Paths[0].Path != "/p/a.txt" || w.Paths[0].Access != abi.AccessWrite {
+		t.Errorf("the plugin saw the write as %+v %+v", w.Action, w.Paths)
+	}
+
+	// The session's own permission request allowed the call writing b.txt.
+	g.(*governor).allow("s-1", "call-1", abi.Request{Paths: []abi.Path{{Path: "/p/b.txt", Access: abi.AccessWrite}}}, "d-allowed")
+	p.d = abi.Decision{Outcome: abi.OutcomeReject}
+	write.Params = json.RawMessage(`{"sessionId":"s-1","path":"/p/b.txt","content":"hi"}`)
+	if r, err := g.AgentRequest(context.Background(), write, c, &fakeCaller{}); err != nil || r.Line == nil || c.asked != 2 || len(p.seen) != 2 {
+		t.Fatalf("the allowed call's write: %+v %v, asked %d, plugins asked %d times", r, err, c.asked, len(p.seen))
+	}
+	// Once the call has finished, its allowance is gone.
+	g.Update(&acp.Update{SessionID: "s-1", Session: s, Kind: "tool_call_update", ToolCallID: "call-1", Status: "completed", ToolKind: abi.KindEdit, Asked: true}, nil)
+	if r, _ := g.AgentRequest(context.Background(), write, c, &fakeCaller{}); r.Error == nil {
+		t.Fatal("a write after the call finished was not decided again")
+	}
+	dlog.Close()
+	if !strings.Contains(buf.String(), `"decidedBy":"allowed:d-allowed"`) {
+		t.Errorf("log %s", buf.String())
 	}
 }
