@@ -1,8 +1,10 @@
 package acp
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -84,6 +86,120 @@ func BenchmarkIsPlainUpdate(b *testing.B) {
 			for b.Loop() {
 				fp.plain(c.line)
 			}
+		})
+	}
+}
+
+// toolCallStream is n tool-call updates (a call each, started and
+// completed), which go through the strict path and, with a Governor, to
+// its Update.
+func toolCallStream(n int) []byte {
+	var b bytes.Buffer
+	for i := 0; i < n; i++ {
+		for _, status := range []string{"in_progress", "completed"} {
+			b.WriteString(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"t`)
+			b.WriteString(strings.Repeat("0", 8) + string(rune('a'+i%26)))
+			b.WriteString(`","kind":"execute","status":"` + status + `","rawInput":{"command":"` + strings.Repeat("x", 800) + `"}}}}` + "\n")
+		}
+	}
+	return b.Bytes()
+}
+
+// BenchmarkToolCallUpdates: the agent's tool-call updates through a Proxy
+// without and with a Governor watching them.
+func BenchmarkToolCallUpdates(b *testing.B) {
+	data := toolCallStream(2048)
+	for _, gov := range []bool{false, true} {
+		name := "no-governor"
+		if gov {
+			name = "governor"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				opts := Options{}
+				if gov {
+					opts.Governor = &countingGovernor{}
+				}
+				p, _ := NewProxy(opts)
+				agentOut, agentW := io.Pipe()
+				clientIn, clientW := io.Pipe()
+				clientW.Close()
+				go func() { agentW.Write(data); agentW.Close() }()
+				if err := p.Run(context.Background(), clientIn, io.Discard, io.Discard, agentOut); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// countingGovernor watches and does nothing else.
+type countingGovernor struct{ n int }
+
+func (g *countingGovernor) ClientRequest(*ClientRequest) *RPCError { return nil }
+func (g *countingGovernor) SessionStart(context.Context, *SessionStart, Caller) (json.RawMessage, *RPCError) {
+	return nil, nil
+}
+func (g *countingGovernor) Intercepts(*AgentRequest) bool { return false }
+func (g *countingGovernor) AgentRequest(context.Context, *AgentRequest, Client, Caller) (Reply, error) {
+	return Reply{}, nil
+}
+func (g *countingGovernor) Update(*Update, Caller) { g.n++ }
+
+// switchingGovernor switches every new session's mode with a request of
+// permhost's own, as policy's does for a session starting in auto.
+type switchingGovernor struct{ countingGovernor }
+
+func (g *switchingGovernor) SessionStart(ctx context.Context, s *SessionStart, c Caller) (json.RawMessage, *RPCError) {
+	if _, err := c.Agent(ctx, MethodSessionSetMode, json.RawMessage(`{"sessionId":"s-1","modeId":"default"}`)); err != nil {
+		return nil, &RPCError{Code: CodeInternalError, Message: err.Error()}
+	}
+	return bytes.Replace(s.Result, []byte(`"auto"`), []byte(`"default"`), 1), nil
+}
+
+// BenchmarkSessionStart is one session/new, from the client's request to
+// the result it reads, through a Proxy whose agent answers at once:
+// without a Governor, and with one that switches the mode first (a round
+// trip to the agent while the result waits in its place).
+func BenchmarkSessionStart(b *testing.B) {
+	for _, name := range []string{"forwarded", "switched"} {
+		b.Run(name, func(b *testing.B) {
+			opts := Options{}
+			if name == "switched" {
+				opts.Governor = &switchingGovernor{}
+			}
+			p, _ := NewProxy(opts)
+			clientIn, clientW := io.Pipe()
+			clientR, clientOut := io.Pipe()
+			agentR, agentIn := io.Pipe()
+			agentOut, agentW := io.Pipe()
+			go p.Run(context.Background(), clientIn, clientOut, agentIn, agentOut)
+			go func() { // the agent
+				br := bufio.NewReader(agentR)
+				for {
+					line, err := br.ReadBytes('\n')
+					if err != nil {
+						agentW.Close()
+						return
+					}
+					d := decode(trimEOL(line))
+					res := `{}`
+					if d.method == MethodSessionNew {
+						res = `{"sessionId":"s-1","modes":{"currentModeId":"auto","availableModes":[{"id":"default"},{"id":"auto"}]}}`
+					}
+					agentW.Write(append(responseLine(d.id, []byte(res)), '\n'))
+				}
+			}()
+			cr := bufio.NewReader(clientR)
+			req := []byte(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}}` + "\n")
+			for b.Loop() {
+				clientW.Write(req)
+				if _, err := cr.ReadBytes('\n'); err != nil {
+					b.Fatal(err)
+				}
+			}
+			clientW.Close()
 		})
 	}
 }

@@ -17,6 +17,15 @@
 // cannot be read one way only is answered cancelled and never forwarded.
 // Batches go element by element through the same path as single lines.
 //
+// A [Governor] (Options.Governor) steers the rest, on the same path: it
+// may hold the agent's result of session/new, load or resume in its place
+// while it switches the session's mode, refuse the client's mode switches,
+// take over the agent's other requests of the client (fs/*,
+// terminal/create, elicitation/create) as a Handler takes permission
+// requests, and watch tool-call and mode updates. It talks to either peer
+// through a [Caller], whose requests carry ids of permhost's own that no
+// peer request shares and whose answers never reach the other peer.
+//
 // [NewProxy] validates its [Options] once; [Proxy.Run] works on any readers
 // and writers, so tests can drive it over io.Pipe. Each direction has a
 // writer goroutine of its own, so a peer that stops reading stalls only what
@@ -33,7 +42,8 @@
 //
 // What an embedder uses: [NewProxy] with [Options] and [Handler] (the
 // [PermissionRequest] it gets, the [Client] it may ask, the [Response] it
-// returns), [StartAgent] and [Agent], [NewClientConn] with [ClientOptions],
+// returns) and [Governor] (with [Caller], [SessionStart], [ClientRequest],
+// [AgentRequest], [Reply] and [Update]), [StartAgent] and [Agent], [NewClientConn] with [ClientOptions],
 // [PermissionHandler] and [Event], and the method, stop-reason and error-code
 // constants. Framing, decoding, the writers and the state are unexported.
 // This package carries no compatibility promise: only abi (the plugin ABI)

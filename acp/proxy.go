@@ -15,6 +15,10 @@ type Options struct {
 	// client unchanged and relays the client's checked answer (permhost
 	// without a policy).
 	Handler Handler
+	// Governor, when set, steers the session beyond permission requests
+	// (modes, the agent's other requests of the client, tool calls the
+	// agent runs unasked); see Governor.
+	Governor Governor
 	// Logger receives diagnostics; nil discards them. It must not write to
 	// the client's output.
 	Logger *slog.Logger
@@ -64,6 +68,16 @@ type Proxy struct {
 	answered  idSet                    // permission requests answered: later client answers are dropped
 	agentGone bool
 	exitDesc  string
+
+	gov           Governor
+	ownTag        string
+	ownSeq        uint64
+	ownAgent      map[string]*ownCall // permhost's own requests to the agent
+	ownClient     map[string]*ownCall // permhost's own requests to the client
+	ownLateAgent  idSet               // given up: their late answers are dropped
+	ownLateClient idSet
+	agentDone     chan struct{} // closed once the agent's output ended
+	clientGone    chan struct{} // closed once the client can no longer be talked to
 }
 
 // clientRequest is a client→agent request awaiting its response.
@@ -91,6 +105,15 @@ func NewProxy(opts Options) (*Proxy, error) {
 		perms:    map[string]*permission{},
 		answered: newIDSet(maxAnsweredIDs),
 		started:  make(chan struct{}),
+
+		gov:           opts.Governor,
+		ownTag:        newOwnTag(),
+		ownAgent:      map[string]*ownCall{},
+		ownClient:     map[string]*ownCall{},
+		ownLateAgent:  newIDSet(maxAnsweredIDs),
+		ownLateClient: newIDSet(maxAnsweredIDs),
+		agentDone:     make(chan struct{}),
+		clientGone:    make(chan struct{}),
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -171,6 +194,9 @@ func (p *Proxy) AgentInputClosed() <-chan struct{} {
 // permission requests of an agent that is gone.
 func (p *Proxy) agentEnded(desc string) {
 	p.mu.Lock()
+	if !p.agentGone {
+		close(p.agentDone)
+	}
 	p.agentGone, p.exitDesc = true, desc
 	pending := make([]clientRequest, 0, len(p.pending))
 	for _, r := range p.pending {
@@ -197,6 +223,7 @@ func (p *Proxy) agentEnded(desc string) {
 // answerOrderWait), and the caller is told to stop the agent.
 func (p *Proxy) clientDone() {
 	p.doneOnce.Do(func() {
+		close(p.clientGone)
 		p.toAgent.closeAfter(true)
 		if p.opts.ClientDone != nil {
 			p.opts.ClientDone()

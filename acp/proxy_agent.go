@@ -37,6 +37,7 @@ type agentAction struct {
 	drop    bool        // not forwarded: intercepted, or failed closed
 	replace []byte      // forwarded as this message of permhost's own instead
 	start   *permission // its handler starts once the message is queued
+	hold    *heldStart  // a session's start: the Governor's answer takes its place
 	stop    error       // the proxy stops once the message is queued
 }
 
@@ -50,12 +51,15 @@ func (p *Proxy) fromAgent(r *lineReader, line []byte) error {
 	a := p.agentMessage(body, d)
 	switch {
 	case a.drop:
+	case a.hold != nil:
+		p.toClient.place(a.hold.slot, nil)
 	case a.replace != nil:
 		_ = p.toClient.messageInOrder(a.replace)
 	default:
 		_ = r.forwardNow(p.toClient)
 	}
 	p.startHandler(a.start)
+	p.startHold(a.hold)
 	return a.stop
 }
 
@@ -66,7 +70,7 @@ func (p *Proxy) fromAgent(r *lineReader, line []byte) error {
 // element before it.
 func (p *Proxy) agentBatch(r *lineReader, line, body []byte, d decoded) error {
 	var (
-		kept    [][]byte
+		parts   []batchPart
 		actions []agentAction
 		changed bool
 		stop    error
@@ -77,10 +81,12 @@ func (p *Proxy) agentBatch(r *lineReader, line, body []byte, d decoded) error {
 		switch {
 		case a.drop:
 			changed = true
+		case a.hold != nil:
+			parts, changed = append(parts, batchPart{slot: a.hold.slot}), true
 		case a.replace != nil:
-			kept, changed = append(kept, a.replace), true
+			parts, changed = append(parts, batchPart{raw: a.replace}), true
 		default:
-			kept = append(kept, e)
+			parts = append(parts, batchPart{raw: bytes.Clone(e)})
 		}
 		if a.stop != nil && stop == nil {
 			stop = a.stop
@@ -89,16 +95,13 @@ func (p *Proxy) agentBatch(r *lineReader, line, body []byte, d decoded) error {
 	switch {
 	case !changed:
 		_ = r.forwardNow(p.toClient)
-	case len(kept) > 0:
-		parts := make([]batchPart, len(kept))
-		for i, k := range kept {
-			parts[i] = batchPart{raw: bytes.Clone(k)}
-		}
-		p.log.Info("forwarding an agent batch without the elements permhost answered", "elements", len(d.elems), "forwarded", len(kept))
+	case len(parts) > 0:
+		p.log.Info("forwarding an agent batch without the elements permhost answered", "elements", len(d.elems), "forwarded", len(parts))
 		_ = p.toClient.placeBatch(&batchOut{parts: parts, term: bytes.Clone(line[len(body):])}, nil)
 	}
 	for _, a := range actions {
 		p.startHandler(a.start)
+		p.startHold(a.hold)
 	}
 	return stop
 }
@@ -125,6 +128,11 @@ func (p *Proxy) agentMessage(body []byte, d decoded) agentAction {
 		if d.method == MethodRequestPermission {
 			return agentAction{drop: true, start: p.intercept(body)}
 		}
+		if p.gov != nil {
+			if pp := p.interceptGoverned(body, d); pp != nil {
+				return agentAction{drop: true, start: pp}
+			}
+		}
 	case kindNotification:
 		switch d.method {
 		case MethodRequestPermission:
@@ -132,13 +140,17 @@ func (p *Proxy) agentMessage(body []byte, d decoded) agentAction {
 			return agentAction{drop: true}
 		case MethodSessionUpdate:
 			if d.strict == nil {
-				p.trackUpdate(d.params)
+				if u := p.trackUpdate(d.params); u != nil && p.gov != nil {
+					u.Session = p.state.info(u.SessionID)
+					u.Loading = p.loading(u.SessionID)
+					p.callUpdate(u)
+				}
 			}
 		case MethodCancelRequest:
 			return agentAction{drop: p.agentCancelRequest(d.params)}
 		}
 	case kindResponse:
-		return p.agentResponse(d)
+		return p.agentResponse(body, d)
 	}
 	return agentAction{}
 }
@@ -155,20 +167,56 @@ func (p *Proxy) failClosed(body []byte, why error) {
 	}
 }
 
-// trackUpdate merges tool calls and records mode changes of a session/update.
-func (p *Proxy) trackUpdate(params []byte) {
+// trackUpdate merges tool calls and records mode changes of a session/update,
+// and returns what a Governor watches of it (nil for anything else).
+func (p *Proxy) trackUpdate(params []byte) *Update {
 	u, ok := readUpdate(params)
 	if !ok {
-		return
+		return nil
 	}
 	switch u.kind {
 	case "tool_call", "tool_call_update":
-		p.state.updateToolCall(u.sessionID, u.update)
+		merged, id, ok := p.state.updateToolCall(u.sessionID, u.update)
+		if !ok {
+			return nil
+		}
+		f, _ := fields(merged, "status", "kind")
+		return &Update{SessionID: u.sessionID, Kind: u.kind, ToolCallID: id, ToolCall: merged,
+			Status: stringOf(f["status"]), ToolKind: stringOf(f["kind"]), Asked: p.state.wasAsked(u.sessionID, id)}
 	case "current_mode_update":
 		p.state.setMode(u.sessionID, u.modeID)
+		return &Update{SessionID: u.sessionID, Kind: u.kind, ModeID: u.modeID}
 	case "config_option_update":
 		p.state.setConfigOptions(u.sessionID, u.configOptions)
+		_, mode, _ := modeOfConfigOptions(u.configOptions)
+		return &Update{SessionID: u.sessionID, Kind: u.kind, ModeID: mode, ConfigOptions: u.configOptions}
 	}
+	return nil
+}
+
+// loading reports whether the client's session/load of a session awaits
+// the agent's answer.
+func (p *Proxy) loading(sessionID string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.pending {
+		if r.method == MethodSessionLoad {
+			if f, ok := fields(r.params, "sessionId"); ok && stringOf(f["sessionId"]) == sessionID {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// callUpdate shows the Governor an update; a panic is logged, never more.
+func (p *Proxy) callUpdate(u *Update) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.log.Error("the governor panicked on a session update", "kind", u.Kind, "panic", fmt.Sprint(v))
+		}
+	}()
+	p.gov.Update(u, caller{p})
 }
 
 // update is what permhost reads of a session/update, strictly.
@@ -206,15 +254,24 @@ func (p *Proxy) agentCancelRequest(params []byte) bool {
 	if !held {
 		return false
 	}
-	p.log.Debug("$/cancel_request: answering a held permission request cancelled", "id", pp.key)
-	p.finish(pp, cancelledOutcome())
+	p.log.Debug("$/cancel_request: answering a held request cancelled", "id", pp.key, "method", pp.method())
+	p.finish(pp, pp.cancelled())
 	return true
 }
 
 // agentResponse matches a response with the client request it answers and
 // learns from it. A protocol version other than ProtocolVersion fails
 // closed: the client gets an error instead of the result.
-func (p *Proxy) agentResponse(d decoded) agentAction {
+func (p *Proxy) agentResponse(body []byte, d decoded) agentAction {
+	if oc, ours := p.ownAnswer(p.ownAgent, &p.ownLateAgent, d, body); ours {
+		if oc != nil {
+			if d.strict == nil && d.result != nil && !jsontext.IsNull(d.result) {
+				p.learn(clientRequest{method: oc.method, params: oc.params}, d)
+			}
+			oc.deliver(d, body)
+		}
+		return agentAction{drop: true}
+	}
 	key := idKey(d.id)
 	p.mu.Lock()
 	r, ok := p.pending[key]
@@ -239,14 +296,32 @@ func (p *Proxy) agentResponse(d decoded) agentAction {
 		return agentAction{}
 	}
 	if d.strict != nil {
+		if p.gov != nil && isSessionStart(r.method) {
+			return agentAction{hold: p.newHold(r, body, d, SessionInfo{})}
+		}
 		return agentAction{}
 	}
+	id := p.learn(r, d)
+	if p.gov != nil && isSessionStart(r.method) {
+		return agentAction{hold: p.newHold(r, body, d, p.state.info(id))}
+	}
+	return agentAction{}
+}
+
+func isSessionStart(method string) bool {
+	return method == MethodSessionNew || method == MethodSessionLoad || method == MethodSessionResume
+}
+
+// learn updates the session state from a strict successful response to
+// the client's request r (or permhost's own of the same method), and
+// returns the session it concerns.
+func (p *Proxy) learn(r clientRequest, d decoded) (id string) {
 	switch r.method {
 	case MethodSessionNew, MethodSessionLoad, MethodSessionResume:
 		params, _ := fields(r.params, "sessionId", "cwd")
 		res, _ := fields(d.result, "sessionId", "modes", "configOptions")
 		modes, _ := fields(res["modes"], "currentModeId")
-		id := stringOf(params["sessionId"])
+		id = stringOf(params["sessionId"])
 		if r.method == MethodSessionNew || id == "" {
 			id = stringOf(res["sessionId"])
 		}
@@ -254,18 +329,20 @@ func (p *Proxy) agentResponse(d decoded) agentAction {
 		p.state.setConfigOptions(id, res["configOptions"])
 	case MethodSessionSetMode:
 		if params, ok := fields(r.params, "sessionId", "modeId"); ok {
-			p.state.setMode(stringOf(params["sessionId"]), stringOf(params["modeId"]))
+			id = stringOf(params["sessionId"])
+			p.state.setMode(id, stringOf(params["modeId"]))
 		}
 	case MethodSessionSetConfigOption:
 		params, ok := fields(r.params, "sessionId", "configId", "value")
 		if !ok {
 			break
 		}
+		id = stringOf(params["sessionId"])
 		if res, ok := fields(d.result, "configOptions"); ok && res["configOptions"] != nil {
-			p.state.setConfigOptions(stringOf(params["sessionId"]), res["configOptions"])
+			p.state.setConfigOptions(id, res["configOptions"])
 		} else {
-			p.state.setConfigOption(stringOf(params["sessionId"]), stringOf(params["configId"]), params["value"])
+			p.state.setConfigOption(id, stringOf(params["configId"]), params["value"])
 		}
 	}
-	return agentAction{}
+	return id
 }

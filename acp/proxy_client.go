@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strconv"
 
@@ -156,17 +157,51 @@ func (p *Proxy) clientRequest(d decoded, body []byte) clientAction {
 			r.params = bytes.Clone(d.params)
 		}
 	}
+	if refuse := p.governClientRequest(d); refuse != nil {
+		return clientAction{drop: true, reply: errorLine(r.id, refuse.Code, refuse.Message)}
+	}
 	p.mu.Lock()
 	if p.agentGone {
 		desc := p.exitDesc
 		p.mu.Unlock()
 		return clientAction{drop: true, reply: errorLine(r.id, CodeInternalError, "permhost: "+desc)}
 	}
+	if p.ownIDInUseLocked(idKey(r.id)) {
+		p.mu.Unlock()
+		p.log.Warn("refused a client request whose id is one of permhost's own", "id", idKey(r.id))
+		return clientAction{drop: true, reply: errorLine(r.id, CodeInvalidRequest, "permhost: this request id is in use by permhost; use another")}
+	}
 	p.seq++
 	r.seq = p.seq
 	p.pending[idKey(r.id)] = r
 	p.mu.Unlock()
 	return a
+}
+
+// governClientRequest shows the Governor the client's mode switches; a
+// refusal answers the client instead of forwarding.
+func (p *Proxy) governClientRequest(d decoded) (refuse *RPCError) {
+	if p.gov == nil || (d.method != MethodSessionSetMode && d.method != MethodSessionSetConfigOption) {
+		return nil
+	}
+	cr := &ClientRequest{Method: d.method}
+	if d.strict != nil {
+		cr.Suspicious = suspicion(d.strict)
+	} else {
+		cr.Params = bytes.Clone(d.params)
+		if f, ok := fields(d.params, "sessionId"); ok {
+			cr.Session = p.state.info(stringOf(f["sessionId"]))
+		} else {
+			cr.Suspicious = "params do not decode"
+		}
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			p.log.Error("the governor panicked on the client's "+d.method+"; refusing it", "panic", fmt.Sprint(v))
+			refuse = &RPCError{Code: CodeInternalError, Message: "permhost: internal error governing " + d.method}
+		}
+	}()
+	return p.gov.ClientRequest(cr)
 }
 
 // clientInitialize records clientInfo and, for a protocolVersion above
@@ -209,6 +244,12 @@ func (p *Proxy) clientInitialize(d decoded, body []byte) []byte {
 // already answered, or to an id permhost never forwarded that reads as a
 // permission answer) is dropped and logged. Other responses pass.
 func (p *Proxy) clientResponse(d decoded, body []byte) clientAction {
+	if oc, ours := p.ownAnswer(p.ownClient, &p.ownLateClient, d, body); ours {
+		if oc != nil {
+			oc.deliver(d, body)
+		}
+		return clientAction{drop: true}
+	}
 	key := idKey(d.id)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -304,7 +345,7 @@ func (p *Proxy) cancelSession(params []byte) {
 	}
 	p.mu.Unlock()
 	for _, pp := range now {
-		p.log.Debug("session/cancel: answering a held permission request cancelled", "id", pp.key)
-		p.finishWith(pp, cancelledOutcome(), p.toAgent.messageInOrder)
+		p.log.Debug("session/cancel: answering a held request cancelled", "id", pp.key, "method", pp.method())
+		p.finishWith(pp, pp.cancelled(), p.toAgent.messageInOrder)
 	}
 }

@@ -23,9 +23,11 @@ const (
 	stateAnswered                  // the client answered; the handler is relaying it
 )
 
-// permission is one intercepted request until the agent has its answer.
+// permission is one intercepted request until the agent has its answer: a
+// permission request, or (areq set) another request a Governor took over.
 type permission struct {
 	req    *PermissionRequest
+	areq   *AgentRequest
 	key    string
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -112,10 +114,69 @@ func (p *Proxy) intercept(body []byte) *permission {
 	p.mu.Unlock()
 	if old != nil {
 		p.log.Warn("the agent reused the id of an unanswered permission request; cancelling the older one", "id", pp.key)
-		p.finish(old, cancelledOutcome())
+		p.finish(old, old.cancelled())
 	}
+	p.state.markAsked(req.SessionID, req.ToolCallID)
 	p.log.Debug("permission request intercepted", "id", pp.key, "session", req.SessionID, "toolCall", req.ToolCallID, "suspicious", req.Suspicious)
 	return pp
+}
+
+// interceptGoverned hands the agent's request to the Governor when it
+// takes it; nil leaves it to be forwarded.
+func (p *Proxy) interceptGoverned(body []byte, d decoded) *permission {
+	areq := p.state.agentRequest(d, body)
+	if !p.callIntercepts(areq) {
+		return nil
+	}
+	own := bytes.Clone(body)
+	areq = p.state.agentRequest(decode(own), own)
+	req := &PermissionRequest{ID: areq.ID, Line: own, Params: areq.Params, SessionID: areq.SessionID,
+		ToolCallID: areq.ToolCallID, Session: areq.Session, Suspicious: areq.Suspicious}
+	ctx, cancel := context.WithCancel(p.ctx)
+	pp := &permission{req: req, areq: areq, key: idKey(req.ID), ctx: ctx, cancel: cancel, answers: make(chan Answer, 1)}
+	p.mu.Lock()
+	old := p.perms[pp.key]
+	p.perms[pp.key] = pp
+	p.answered.remove(pp.key)
+	p.mu.Unlock()
+	if old != nil {
+		p.log.Warn("the agent reused the id of an unanswered request; cancelling the older one", "id", pp.key)
+		p.finish(old, old.cancelled())
+	}
+	if areq.ToolCallID != "" {
+		p.state.markAsked(areq.SessionID, areq.ToolCallID)
+	}
+	p.log.Debug("agent request taken over", "id", pp.key, "method", areq.Method, "session", areq.SessionID)
+	return pp
+}
+
+// callIntercepts asks the Governor; a panic leaves the request to the
+// client, as without a governor.
+func (p *Proxy) callIntercepts(r *AgentRequest) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.log.Error("the governor panicked deciding whether to take a request; forwarding it", "method", r.Method, "panic", fmt.Sprint(v))
+			ok = false
+		}
+	}()
+	return p.gov.Intercepts(r)
+}
+
+// method is the method of the intercepted request.
+func (pp *permission) method() string {
+	if pp.areq != nil {
+		return pp.areq.Method
+	}
+	return MethodRequestPermission
+}
+
+// cancelled is the agent's answer to the request when it no longer needs
+// one: the cancelled outcome, or for another method CodeRequestCancelled.
+func (pp *permission) cancelled() outcome {
+	if pp.areq != nil {
+		return outcome{raw: errorLine(pp.req.ID, CodeRequestCancelled, "permhost: request cancelled")}
+	}
+	return cancelledOutcome()
 }
 
 func (p *Proxy) startHandler(pp *permission) {
@@ -128,8 +189,56 @@ func (p *Proxy) startHandler(pp *permission) {
 
 func (p *Proxy) handle(pp *permission) {
 	defer p.wg.Done()
+	if pp.areq != nil {
+		r, err := p.callGovernor(pp)
+		p.finish(pp, p.checkedReply(pp, r, err))
+		return
+	}
 	resp, err := p.callHandler(pp)
 	p.finish(pp, p.checkedResponse(pp, resp, err))
+}
+
+func (p *Proxy) callGovernor(pp *permission) (r Reply, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("acp: governor panicked: %v", v)
+		}
+	}()
+	return p.gov.AgentRequest(pp.ctx, pp.areq, &permClient{p: p, pp: pp}, caller{p})
+}
+
+// checkedReply returns what the agent gets for a Governor's reply: the
+// client's own response when it answers this request, a strict result
+// compacted, or an error; anything else is an internal error, and a reply
+// cut short by cancellation is CodeRequestCancelled.
+func (p *Proxy) checkedReply(pp *permission, r Reply, herr error) outcome {
+	id := pp.req.ID
+	fail := func(why string) outcome {
+		p.log.Warn("answering the agent's request with an error: "+why, "id", pp.key, "method", pp.areq.Method)
+		return outcome{raw: errorLine(id, CodeInternalError, "permhost: "+why)}
+	}
+	switch {
+	case herr != nil:
+		if pp.ctx.Err() != nil {
+			return pp.cancelled()
+		}
+		return fail(herr.Error())
+	case r.Line != nil:
+		line := bytes.TrimSpace(r.Line)
+		d := decode(line)
+		if d.kind != kindResponse || idKey(d.id) != pp.key {
+			return fail("the answer is not a response to this request")
+		}
+		return outcome{raw: bytes.Clone(line)}
+	case r.Result != nil:
+		if err := jsontext.Check(r.Result); err != nil {
+			return fail("the result is not strict JSON: " + err.Error())
+		}
+		return outcome{raw: responseLine(id, jsontext.AppendCompact(nil, r.Result))}
+	case r.Error != nil:
+		return outcome{raw: errorLine(id, r.Error.Code, r.Error.Message)}
+	}
+	return fail("no answer")
 }
 
 func (p *Proxy) callHandler(pp *permission) (resp Response, err error) {
@@ -146,6 +255,7 @@ func (p *Proxy) callHandler(pp *permission) (resp Response, err error) {
 type outcome struct {
 	reply answer.Reply
 	err   *answer.RPCError
+	raw   []byte // a whole response of its own (a governed request's)
 }
 
 func cancelledOutcome() outcome { return outcome{reply: answer.Cancelled()} }
@@ -153,6 +263,9 @@ func cancelledOutcome() outcome { return outcome{reply: answer.Cancelled()} }
 // encode is the agent's response to the request with id: re-encoded from
 // what was checked, with the agent's own id bytes.
 func (o outcome) encode(id []byte) []byte {
+	if o.raw != nil {
+		return o.raw
+	}
 	if o.err != nil {
 		return answer.EncodeError(id, *o.err)
 	}
@@ -219,7 +332,7 @@ func (p *Proxy) finishWith(pp *permission, o outcome, write func([]byte) error) 
 		delete(p.perms, pp.key)
 		p.answered.add(pp.key)
 	}
-	if pp.sessionCancelled && o.err == nil && o.reply.Selects() {
+	if pp.sessionCancelled && o.raw == nil && o.err == nil && o.reply.Selects() {
 		p.log.Debug("relaying an answer given after session/cancel as cancelled", "id", pp.key)
 		o = cancelledOutcome()
 	}
@@ -248,7 +361,7 @@ func (c *permClient) Ask(ctx context.Context, params json.RawMessage) (Answer, e
 		if err != nil {
 			return Answer{}, fmt.Errorf("acp: Ask params: %w", err)
 		}
-		body = requestLine(pp.req.ID, MethodRequestPermission, b)
+		body = requestLine(pp.req.ID, pp.method(), b)
 	}
 	p.mu.Lock()
 	switch {

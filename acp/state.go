@@ -66,7 +66,12 @@ type session struct {
 	calls         map[string]*toolCall
 	order         []string // tool call ids, oldest first; may hold dropped ids
 	callBytes     int      // sum of the calls' sizes
+	asked         *idSet   // tool call ids the agent asked about; nil until one
 }
+
+// maxAskedPerSession bounds the record of the tool calls a session's
+// agent asked about, oldest forgotten first.
+const maxAskedPerSession = 4096
 
 // state is the proxy's knowledge of the connection. It is safe for
 // concurrent use. It learns only from strict JSON (exact keys, no
@@ -148,25 +153,17 @@ func (s *state) setMode(id, mode string) { s.setSession(id, "", mode) }
 // or a config_option_update): the current value of the option of category
 // "mode". A list without one changes nothing.
 func (s *state) setConfigOptions(sessionID string, options []byte) {
-	if sessionID == "" || len(options) == 0 || jsontext.Check(options) != nil {
+	if sessionID == "" {
 		return
 	}
-	elems, err := jsontext.Elements(options)
-	if err != nil {
+	id, v, ok := modeOfConfigOptions(options)
+	if !ok {
 		return
 	}
-	for _, e := range elems {
-		f, ok := fields(e, "id", "category", "currentValue")
-		id, v := stringOf(f["id"]), stringOf(f["currentValue"])
-		if !ok || stringOf(f["category"]) != "mode" || id == "" || v == "" {
-			continue
-		}
-		s.mu.Lock()
-		ss := s.sessionLocked(sessionID)
-		ss.modeOption, ss.mode = id, v
-		s.mu.Unlock()
-		return
-	}
+	s.mu.Lock()
+	ss := s.sessionLocked(sessionID)
+	ss.modeOption, ss.mode = id, v
+	s.mu.Unlock()
 }
 
 // setConfigOption records a successful session/set_config_option whose
@@ -419,4 +416,80 @@ func (s *state) mergedToolCall(sessionID string, toolCallObj []byte) (json.RawMe
 		return nil, ""
 	}
 	return merged, id
+}
+
+// markAsked records that the agent asked about a tool call of a session.
+func (s *state) markAsked(sessionID, toolCallID string) {
+	if toolCallID == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.sessionLocked(sessionID)
+	if ss.asked == nil {
+		set := newIDSet(maxAskedPerSession)
+		ss.asked = &set
+	}
+	ss.asked.add(toolCallID)
+}
+
+// wasAsked reports whether the agent asked about a tool call of a session.
+func (s *state) wasAsked(sessionID, toolCallID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss, ok := s.sessions[sessionID]
+	return ok && ss.asked != nil && ss.asked.has(toolCallID)
+}
+
+// agentRequest builds a Governor's view of an agent request other than a
+// permission request (d decodes body): sessionId and toolCallId read with
+// exact keys, or as encoding/json reads them when the request is not
+// strict JSON (Suspicious then says why), the session's state and the
+// merged tool call.
+func (s *state) agentRequest(d decoded, body []byte) *AgentRequest {
+	r := &AgentRequest{ID: d.id, Method: d.method, Line: body, Params: d.params}
+	if d.strict != nil {
+		r.Suspicious = suspicion(d.strict)
+	}
+	if r.Suspicious == "" {
+		f, err := jsontext.Lookup(d.params, "sessionId", "toolCallId")
+		if err == nil {
+			r.SessionID, r.ToolCallID = stringOf(f["sessionId"]), stringOf(f["toolCallId"])
+		} else if d.params != nil {
+			r.Suspicious = suspicion(err)
+		}
+	}
+	if r.Suspicious != "" {
+		var p struct {
+			SessionID  string `json:"sessionId"`
+			ToolCallID string `json:"toolCallId"`
+		}
+		_ = json.Unmarshal(d.params, &p)
+		r.SessionID, r.ToolCallID = p.SessionID, p.ToolCallID
+	}
+	if r.ToolCallID != "" && r.Suspicious == "" {
+		r.ToolCall = s.toolCallState(r.SessionID, r.ToolCallID)
+	}
+	r.Session = s.info(r.SessionID)
+	return r
+}
+
+// modeOfConfigOptions returns the id and current value of the config
+// option of category "mode" in a list of config options (strict JSON).
+func modeOfConfigOptions(options []byte) (id, value string, ok bool) {
+	if len(options) == 0 || jsontext.Check(options) != nil {
+		return "", "", false
+	}
+	elems, err := jsontext.Elements(options)
+	if err != nil {
+		return "", "", false
+	}
+	for _, e := range elems {
+		f, ok := fields(e, "id", "category", "currentValue")
+		id, v := stringOf(f["id"]), stringOf(f["currentValue"])
+		if ok && stringOf(f["category"]) == "mode" && id != "" && v != "" {
+			return id, v, true
+		}
+	}
+	return "", "", false
 }

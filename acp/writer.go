@@ -76,6 +76,7 @@ type batchPart struct {
 // not written yet. Its fields are guarded by writer.mu.
 type answerSlot struct {
 	w      *writer
+	wait   time.Duration // how long lines behind it wait; 0 means answerOrderWait
 	timer  *time.Timer
 	state  slotState
 	body   []byte
@@ -220,6 +221,9 @@ func (w *writer) messageInOrder(body []byte) error {
 // as part of a batch (placeBatch).
 func (w *writer) newSlot() *answerSlot { return &answerSlot{w: w} }
 
+// newSlotWait is newSlot for a slot whose lines wait up to d.
+func (w *writer) newSlotWait(d time.Duration) *answerSlot { return &answerSlot{w: w, wait: d} }
+
 // place queues s; the lines queued after it wait until it is filled, or
 // for answerOrderWait at most, when onRelease (if not nil) is called.
 func (w *writer) place(s *answerSlot, onRelease func()) {
@@ -258,7 +262,11 @@ func (w *writer) armLocked(s *answerSlot, onRelease func()) {
 	if s.state != slotWaiting {
 		return
 	}
-	s.timer = time.AfterFunc(answerOrderWait, func() {
+	wait := answerOrderWait
+	if s.wait > 0 {
+		wait = s.wait
+	}
+	s.timer = time.AfterFunc(wait, func() {
 		if s.release() && onRelease != nil {
 			onRelease()
 		}

@@ -26,11 +26,13 @@ func likeAgent(t *testing.T) string { return testAgent(t, "likeagent") }
 // likeEvent is one step of likeagent: whether it asked, what it was
 // answered, whether the call ran.
 type likeEvent struct {
-	Step      string `json:"step"`
-	Asked     bool   `json:"asked"`
-	Answer    string `json:"answer"`
-	Ran       bool   `json:"ran"`
-	Unoffered bool   `json:"unoffered"`
+	Step      string   `json:"step"`
+	Asked     bool     `json:"asked"`
+	Answer    string   `json:"answer"`
+	Ran       bool     `json:"ran"`
+	Unoffered bool     `json:"unoffered"`
+	FS        []string `json:"fs"`
+	Mode      string   `json:"mode"`
 }
 
 type likeRun struct {
@@ -38,6 +40,8 @@ type likeRun struct {
 	proc                        *acptest.Process
 	client                      *testClient
 	state, project, events, log string
+	report                      string   // every line the agent read
+	started                     *wireMsg // the editor's session/new response
 	session                     string
 	nextID                      int
 	mu                          sync.Mutex
@@ -55,6 +59,24 @@ type optionShown struct {
 // lines of [session], "" for none) in front of likeagent -agent agent.
 func startLike(t *testing.T, agent, session string) *likeRun {
 	t.Helper()
+	return startLikeWith(t, likeOpts{agent: agent, start: "default", session: session})
+}
+
+// likeOpts are the settings of a likeagent run.
+type likeOpts struct {
+	agent, start string // start "": the agent's own start mode
+	// plugins are [[plugin]] tables; session the lines of [session].
+	plugins, session string
+	// caps are the editor's clientCapabilities ("" none of fs, terminal
+	// or elicitation).
+	caps string
+	// serve answers the agent's requests other than permission requests.
+	serve func(r *likeRun, m *wireMsg) []byte
+}
+
+func startLikeWith(t *testing.T, o likeOpts) *likeRun {
+	t.Helper()
+	agent, session := o.agent, o.session
 	dir := t.TempDir()
 	r := &likeRun{t: t, state: filepath.Join(dir, "state"), project: filepath.Join(dir, "project"),
 		events: filepath.Join(dir, "events.jsonl"), log: filepath.Join(dir, "decisions.jsonl")}
@@ -62,6 +84,9 @@ func startLike(t *testing.T, agent, session string) *likeRun {
 		t.Fatal(err)
 	}
 	cfg := "[log]\npath = \"decisions.jsonl\"\n"
+	if o.plugins != "" {
+		cfg += "\n" + o.plugins + "\n"
+	}
 	if session != "" {
 		cfg += "\n[session]\n" + session + "\n"
 	}
@@ -69,8 +94,13 @@ func startLike(t *testing.T, agent, session string) *likeRun {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r.proc = acptest.Start(t, "env", "XDG_STATE_HOME="+r.state, permhostBin, "proxy", "--config", cfgPath, "--",
-		likeAgent(t), "-agent", agent, "-start", "default", "-events", r.events)
+	args := []string{"XDG_STATE_HOME=" + r.state, permhostBin, "proxy", "--config", cfgPath, "--",
+		likeAgent(t), "-agent", agent, "-events", r.events, "-report", filepath.Join(dir, "report.jsonl")}
+	if o.start != "" {
+		args = append(args, "-start", o.start)
+	}
+	r.report = filepath.Join(dir, "report.jsonl")
+	r.proc = acptest.Start(t, append([]string{"env"}, args...)...)
 	r.client = newTestClient(t, r.proc.Stdout, r.proc.Stdin, func(m *wireMsg) []byte {
 		var p struct {
 			Options []optionShown `json:"options"`
@@ -82,6 +112,9 @@ func startLike(t *testing.T, agent, session string) *likeRun {
 		r.mu.Unlock()
 		return editorAnswer(m.ID, answer(p.Options))
 	})
+	if o.serve != nil {
+		r.client.serve = func(m *wireMsg) []byte { return o.serve(r, m) }
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			ev, _ := os.ReadFile(r.events)
@@ -89,12 +122,16 @@ func startLike(t *testing.T, agent, session string) *likeRun {
 			t.Logf("agent events:\n%s\ndecision log:\n%s\nstderr:\n%s", ev, lg, r.proc.Stderr())
 		}
 	})
-	r.call("initialize", `{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false},"clientInfo":{"name":"e2e","version":"1"}}`)
-	res := r.call("session/new", `{"cwd":`+quote(r.project)+`,"mcpServers":[]}`)
+	caps := o.caps
+	if caps == "" {
+		caps = `{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false}`
+	}
+	r.call("initialize", `{"protocolVersion":1,"clientCapabilities":`+caps+`,"clientInfo":{"name":"e2e","version":"1"}}`)
+	r.started = r.call("session/new", `{"cwd":`+quote(r.project)+`,"mcpServers":[]}`)
 	var s struct {
 		SessionID string `json:"sessionId"`
 	}
-	json.Unmarshal(res.Result, &s)
+	json.Unmarshal(r.started.Result, &s)
 	r.session = s.SessionID
 	return r
 }

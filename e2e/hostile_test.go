@@ -141,8 +141,8 @@ func hostileConfig(t *testing.T, hc hostileCase, timeout string) (cfg, log strin
 	t.Helper()
 	dir := t.TempDir()
 	var b strings.Builder
-	fmt.Fprintf(&b, "person_timeout = \"0s\"\n%s\n[log]\npath = \"decisions.jsonl\"\n\n[[plugin]]\nname = %q\npath = %q\ntimeout = %q\nfailure_policy = \"closed\"\n",
-		hc.top, hc.name, hc.path, timeout)
+	fmt.Fprintf(&b, "person_timeout = \"0s\"\n%s\n[log]\npath = \"decisions.jsonl\"\n\n[session]\n%s\n[[plugin]]\nname = %q\npath = %q\ntimeout = %q\nfailure_policy = \"closed\"\n",
+		hc.top, ungoverned, hc.name, hc.path, timeout)
 	if hc.initTimeout != "" {
 		fmt.Fprintf(&b, "init_timeout = %q\n", hc.initTimeout)
 	}

@@ -85,6 +85,12 @@ func scripted(name, decision string, delayMs int, timeout string) pluginSpec {
 		config: fmt.Sprintf("decision = '%s'\ndelay_ms = %d\n", decision, delayMs)}
 }
 
+// ungoverned are the [session] lines of a test about something else than
+// governed sessions, whose agent replays a recording: it could not answer
+// permhost's own switch of mode, nor serve the file requests a person
+// would be asked about.
+const ungoverned = "modes = \"pass\"\nfs = \"pass\"\n"
+
 // writeConfig writes permhost.toml into a fresh directory and returns its
 // path and the decision log's. It keeps the agent's own "always" options
 // (allow_always = "agent").
@@ -95,8 +101,10 @@ func writeConfig(t *testing.T, strategy string, plugins ...pluginSpec) (cfg, log
 	fmt.Fprintf(&b, "strategy = %q\nperson_timeout = \"0s\"\n\n[log]\npath = \"decisions.jsonl\"\n", strategy)
 	// These tests check the chain and how the agent's own options are
 	// forwarded and answered; permhost's grants, the default allow_always,
-	// are grants_test.go's.
-	b.WriteString("\n[session]\nallow_always = \"agent\"\n")
+	// are grants_test.go's, governed modes and fs governed_test.go's (the
+	// recorded transcripts these agents replay cannot answer permhost's
+	// own switch of mode).
+	b.WriteString("\n[session]\nallow_always = \"agent\"\n" + ungoverned)
 	for _, p := range plugins {
 		layer := p.layer
 		if layer == "" {
@@ -152,12 +160,14 @@ func compact(b json.RawMessage) json.RawMessage {
 }
 
 // testClient is the editor side: it records every line permhost writes, in
-// order, and answers permission requests with answer (nil: no answer).
+// order, and answers permission requests with answer (nil: no answer), and
+// the agent's other requests with serve when set.
 type testClient struct {
 	t      *testing.T
 	w      io.Writer
 	wmu    sync.Mutex
 	answer func(*wireMsg) []byte
+	serve  func(*wireMsg) []byte // set before the agent can send a request
 
 	mu      sync.Mutex
 	msgs    []*wireMsg
@@ -185,6 +195,12 @@ func (c *testClient) read(r io.Reader) {
 			if m.Method == "session/request_permission" && m.ID != nil && c.answer != nil {
 				go func() {
 					if a := c.answer(m); a != nil {
+						c.send(a)
+					}
+				}()
+			} else if m.Method != "" && m.ID != nil && c.serve != nil {
+				go func() {
+					if a := c.serve(m); a != nil {
 						c.send(a)
 					}
 				}()

@@ -65,13 +65,19 @@ func TestReplayCommandGolden(t *testing.T) {
 		t.Errorf("--fail-on-diff exit %d, want 1", code)
 	}
 	rows, rmRejected := 0, map[string]bool{}
+	notes := map[string][]string{} // file -> "type what" of each note
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		var r struct {
 			File, Today, Actual, Title, DecidedBy string
 			Differs                               bool
+			Note                                  *struct{ Type, What, Title string }
 		}
-		if err := json.Unmarshal([]byte(line), &r); err != nil || r.File == "" || r.Today == "" {
+		if err := json.Unmarshal([]byte(line), &r); err != nil || r.File == "" || (r.Today == "") == (r.Note == nil) {
 			t.Fatalf("--json line %q: %v", line, err)
+		}
+		if r.Note != nil {
+			notes[r.File] = append(notes[r.File], r.Note.Type+" "+r.Note.Title+": "+r.Note.What)
+			continue
 		}
 		rows++
 		// The same rm -rf build is rejected whichever agent asks: Gemini
@@ -92,5 +98,36 @@ func TestReplayCommandGolden(t *testing.T) {
 	}
 	if rows != requests {
 		t.Errorf("%d JSON rows, want %d (every permission request of the recorded transcripts)", rows, requests)
+	}
+	// What each agent decided by itself, and the mode actions permhost
+	// would take, as recorded.
+	for file, want := range map[string][]string{
+		// claude 0.23: ExitPlanMode's acceptEdits would switch to a mode
+		// that edits unasked.
+		"claude-plan-mode.jsonl": {"mode Ready to code?: option acceptEdits (switches to acceptEdits"},
+		// claude 0.101: allow-with-updates switched to acceptEdits
+		// silently; the next edits and touches ran unasked.
+		"claude101-allow-always.jsonl": {"mode Write hello.txt: option allow-with-updates", "unasked Edit hello.txt:", "unasked touch a.txt:", "unasked touch b.txt:"},
+		"claude101-plan-mode.jsonl":    {"mode Approve Plan: option exit-plan-auto (switches to auto, which decides by itself) removed"},
+		// codex: its prefix rule let the second rm -rf build run unasked.
+		"codexts-allow-always.jsonl": {"unasked rm -rf build: ran with no permission request"},
+		// gemini: the command-root rule let rm -rf other run unasked.
+		"gemini-allow-always.jsonl": {"unasked rm -rf other:", "file fs/read_text_file hello.txt: forwarded"},
+		"gemini-allow.jsonl":        {"file fs/write_text_file hello.txt: forwarded: the permission request of its tool call allowed it"},
+		// qwen: "Allow All Edits" switched to auto-edit, which permhost
+		// reverses; the later edits ran unasked.
+		"qwen-allow-always.jsonl": {"mode : current_mode_update to auto-edit", "permhost would switch back to default", "unasked Edit: hello.txt:", "unasked Shell: rm -rf other:"},
+	} {
+		got := strings.Join(notes[file], "\n")
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: no note %q in:\n%s", file, w, got)
+			}
+		}
+	}
+	for _, file := range []string{"claude101-allow.jsonl", "codexts-allow.jsonl", "gemini-allow.jsonl", "qwen-allow.jsonl", "sdk-example-allow.jsonl"} {
+		if got := strings.Join(notes[file], "\n"); strings.Contains(got, "unasked") {
+			t.Errorf("%s: the agent asked about everything, yet:\n%s", file, got)
+		}
 	}
 }

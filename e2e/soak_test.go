@@ -37,7 +37,9 @@ func TestSoak(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "permhost.toml")
 	chaos, _ := filepath.Abs("testdata/soak/chaos.wasm")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[[plugin]]\nname = \"chaos\"\npath = %q\ntimeout = \"20ms\"\nfailure_policy = \"closed\"\n", chaos)), 0o644); err != nil {
+	// The soak is about forwarding: its agent's fs reads belong to no
+	// session permhost saw start.
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("[session]\n%s\n[[plugin]]\nname = \"chaos\"\npath = %q\ntimeout = \"20ms\"\nfailure_policy = \"closed\"\n", ungoverned, chaos)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"),

@@ -82,6 +82,7 @@ type Engine struct {
 	extra    []host.Member
 	state    *bundle.State
 	grants   *grants.Store // nil unless allow_always is permhost
+	gov      *governor     // the proxy's Governor
 	loadWait time.Duration
 
 	// loader and after are Engine.loadPlugin and time.After; tests
@@ -139,6 +140,7 @@ func newEngine(opts Options) (*Engine, error) {
 		cacheDir: opts.CacheDir, extra: opts.Members, ready: make(chan struct{}),
 		loadWait: cfg.LoadWait, slots: map[*slot]struct{}{}, after: time.After, reportedMistakes: map[string]bool{}}
 	e.loader = e.loadPlugin
+	e.gov = newGovernor(e, nil)
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -531,6 +533,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		}
 		e.closers.Wait()
 		e.bg.Wait()
+		e.gov.bg.Wait() // a switch back ends once the proxy's agent is gone
 		if e.ownsLog {
 			errs = append(errs, e.dlog.Close())
 		}

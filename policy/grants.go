@@ -12,6 +12,7 @@ import (
 	"github.com/permhost/permhost/builtin"
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/answer"
+	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/grants"
 	"github.com/permhost/permhost/internal/profile"
 )
@@ -59,14 +60,53 @@ func handsOver(o abi.Option, prof *profile.Profile) bool {
 	return !prof.Asks(g.Mode, "")
 }
 
-// profileOf is the profile BuildRequest read req with.
-func profileOf(req abi.Request) *profile.Profile {
+// reqProfile is the profile of the agent that sent req (the one
+// BuildRequest read it with, for the agent's own requests), with the
+// configured deciding words for an agent permhost has no profile for.
+func (e *Engine) reqProfile(req abi.Request) *profile.Profile {
+	p := profile.Generic
 	if req.Session.Agent != nil {
-		if p := profile.ByName(req.Session.Agent.Profile); p != nil {
-			return p
+		if q := profile.ByName(req.Session.Agent.Profile); q != nil {
+			p = q
 		}
 	}
-	return profile.Generic
+	if p == profile.Generic && e.cfg.Session.DecidingWords != nil {
+		p = p.WithDeciding(e.cfg.Session.DecidingWords)
+	}
+	return p
+}
+
+// switchesToDeciding reports whether choosing o switches the session to a
+// mode that decides by itself (ExitPlanMode's exit-plan-auto, claude's
+// allow-with-updates on an edit).
+func switchesToDeciding(o abi.Option, prof *profile.Profile) bool {
+	return o.Grants != nil && o.Grants.Mode != "" && !prof.Asks(o.Grants.Mode, "")
+}
+
+// decidingSwitches returns the options that switch to a deciding mode.
+func decidingSwitches(options []abi.Option, prof *profile.Profile) []abi.Option {
+	var out []abi.Option
+	for _, o := range options {
+		if switchesToDeciding(o, prof) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// withoutModeSwitches returns options without those that switch to a
+// deciding mode when [session] modes governs, options otherwise.
+func (e *Engine) withoutModeSwitches(options []abi.Option, prof *profile.Profile) []abi.Option {
+	if e.cfg.Session.Modes != config.ModesGovern {
+		return options
+	}
+	out := make([]abi.Option, 0, len(options))
+	for _, o := range options {
+		if !switchesToDeciding(o, prof) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // oneTime returns options without those that hand later decisions to the
@@ -82,13 +122,15 @@ func oneTime(options []abi.Option, prof *profile.Profile) []abi.Option {
 }
 
 // pluginView is req as the plugins see it: with allow_always permhost or
-// off, without the agent's options that hand later decisions to it, so
-// that no verdict (an allow always included) can choose one.
+// off, without the agent's options that hand later decisions to it; with
+// modes govern, without those that switch to a mode that decides by
+// itself; so that no verdict (an allow always included) can choose one.
 func (e *Engine) pluginView(req abi.Request) abi.Request {
-	if !e.cfg.Session.OneTimeOnly() {
-		return req
+	prof := e.reqProfile(req)
+	if e.cfg.Session.OneTimeOnly() {
+		req.Options = oneTime(req.Options, prof)
 	}
-	req.Options = oneTime(req.Options, profileOf(req))
+	req.Options = e.withoutModeSwitches(req.Options, prof)
 	return req
 }
 
@@ -149,11 +191,12 @@ func (e *Engine) decide(ctx context.Context, req abi.Request) host.Verdict {
 // fallback governs, an admin asked), permhost's own grants, which answer
 // the agent with its plain one-time allow.
 func (e *Engine) personOptions(req abi.Request, v host.Verdict) ([]abi.Option, []grants.Offer) {
-	shown := shownOptions(req, v)
+	prof := e.reqProfile(req)
+	shown := e.withoutModeSwitches(shownOptions(req, v), prof)
 	if !e.cfg.Session.OneTimeOnly() {
 		return shown, nil
 	}
-	shown = oneTime(shown, profileOf(req))
+	shown = oneTime(shown, prof)
 	if !e.cfg.Session.GrantsOn() || e.grants == nil || v.Fallback != "" || v.StripDurable {
 		return shown, nil
 	}
@@ -238,7 +281,7 @@ func withPermhostMeta(params json.RawMessage, key string, value json.RawMessage)
 // the standing decision.
 func (h proxyHandler) grantChosen(req abi.Request, offer grants.Offer, d *decision) {
 	e := h.e
-	allow, ok := plainAllow(oneTime(req.Options, profileOf(req)))
+	allow, ok := plainAllow(oneTime(req.Options, e.reqProfile(req)))
 	if !ok {
 		// personOptions offers grants only beside a plain allow.
 		a := builtin.Headless(req.Options)

@@ -23,6 +23,14 @@ const (
 	ByBuiltin = "builtin"
 	ByPerson  = "person"
 	ByCancel  = "cancel"
+	// ByModes is [session] modes = "govern": a mode action of permhost's.
+	ByModes = "modes"
+	// ByAgent is the agent itself: a tool call it ran without asking.
+	ByAgent = "agent"
+	// ByAllowedCall starts the decidedBy of a file request the session's
+	// permission request for the same call already allowed:
+	// "allowed:DECISION-ID".
+	ByAllowedCall = "allowed:"
 )
 
 // LogEntry is one line of the decision log.
@@ -44,8 +52,57 @@ type LogEntry struct {
 	Fallback   string      `json:"fallback,omitempty"`
 	Person     *LogPerson  `json:"person,omitempty"`
 	// Grant is the grant of permhost's the person's answer recorded.
-	Grant     *LogGrant `json:"grant,omitempty"`
-	LatencyUs int64     `json:"latencyUs"`
+	Grant *LogGrant `json:"grant,omitempty"`
+	// Request is the agent's request when it is not a permission request:
+	// fs/read_text_file, fs/write_text_file, terminal/create or
+	// elicitation/create. Outcome is then "forwarded" (to the editor) or
+	// "refused" for a file or terminal request, the action answered
+	// (accept, decline, cancel) for an elicitation.
+	Request string `json:"request,omitempty"`
+	// Mode is a mode action of [session] modes = "govern"; such an entry's
+	// outcome says how it went and decidedBy is "modes".
+	Mode *LogMode `json:"mode,omitempty"`
+	// Unasked marks a tool call the agent ran with no permission request
+	// (outcome "ran", decidedBy "agent").
+	Unasked   bool  `json:"unasked,omitempty"`
+	LatencyUs int64 `json:"latencyUs"`
+}
+
+// Mode actions, in LogMode.Action.
+const (
+	// ModeSwitch: a session started in a mode that decides by itself was
+	// moved to the profile's asking mode before the editor saw it.
+	ModeSwitch = "switch"
+	// ModeUngovernable: such a session could not be moved (no asking
+	// mode, no way to switch, or the agent refused): the editor got an
+	// error instead of the session.
+	ModeUngovernable = "ungovernable"
+	// ModeRefuse: the editor's switch into a deciding mode was refused.
+	ModeRefuse = "refuse"
+	// ModeReverse: the agent switched into a deciding mode by itself;
+	// permhost switched it back.
+	ModeReverse = "reverse"
+	// ModeRemoveOptions: options of a permission request that would switch
+	// into a deciding mode were removed.
+	ModeRemoveOptions = "remove-options"
+)
+
+// LogMode is one mode action.
+type LogMode struct {
+	Action string `json:"action"`
+	// Trigger is the message that caused it: session/new, session/load,
+	// session/resume, session/set_mode, session/set_config_option,
+	// current_mode_update, config_option_update, session/request_permission.
+	Trigger string `json:"trigger"`
+	From    string `json:"from,omitempty"`
+	To      string `json:"to,omitempty"`
+	// By is how permhost switched: session/set_mode or
+	// session/set_config_option.
+	By string `json:"by,omitempty"`
+	// Options are the option ids removed.
+	Options []string `json:"options,omitempty"`
+	// Error is the agent's answer when it refused permhost's switch.
+	Error string `json:"error,omitempty"`
 }
 
 // LogToolCall identifies the call without copying its input.
@@ -53,6 +110,7 @@ type LogToolCall struct {
 	ID             string `json:"id"`
 	Title          string `json:"title,omitempty"`
 	Kind           string `json:"kind,omitempty"`
+	Status         string `json:"status,omitempty"` // an unasked call's: in_progress, completed, failed
 	RawInputSHA256 string `json:"rawInputSha256,omitempty"`
 }
 
@@ -172,6 +230,8 @@ type DecisionLog struct {
 	log     *slog.Logger
 	dropped atomic.Int64
 	once    sync.Once
+	mu      sync.RWMutex // Write holds it to read closed and send; Close to set it
+	closed  bool
 }
 
 // OpenDecisionLog opens (creating, 0600) the log at path for appending. An
@@ -220,9 +280,15 @@ func (l *DecisionLog) run() {
 	}
 }
 
-// Write queues e.
+// Write queues e. After Close it drops e (and says so).
 func (l *DecisionLog) Write(e LogEntry) {
 	if l == nil || l.queue == nil {
+		return
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		l.log.Warn("decision log closed: entry dropped", "decisionId", e.DecisionID)
 		return
 	}
 	select {
@@ -233,14 +299,17 @@ func (l *DecisionLog) Write(e LogEntry) {
 	}
 }
 
-// Close writes what is queued and closes the file. It is idempotent; Write
-// must not be called after it.
+// Close writes what is queued and closes the file. It is idempotent; an
+// entry written after it is dropped.
 func (l *DecisionLog) Close() error {
 	if l == nil || l.queue == nil {
 		return nil
 	}
 	var err error
 	l.once.Do(func() {
+		l.mu.Lock()
+		l.closed = true
+		l.mu.Unlock()
 		close(l.queue)
 		<-l.done
 		err = l.w.Close()

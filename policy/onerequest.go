@@ -70,7 +70,7 @@ func (s SessionSetup) Request(ctx context.Context, input []byte, decisionID stri
 		setupLine(true, map[string]any{"jsonrpc": "2.0", "id": "permhost-setup-2", "result": session}),
 	}
 	lines = append(lines, agentLines...)
-	recorded, err := interceptRecording(ctx, lines, s.Home)
+	recorded, err := interceptRecording(ctx, lines, s.Home, nil)
 	if err != nil {
 		return abi.Request{}, err
 	}

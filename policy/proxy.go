@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
@@ -53,6 +54,16 @@ func (h proxyHandler) RequestPermission(ctx context.Context, pr *acp.PermissionR
 	if ctx.Err() != nil && d.entry.DecidedBy == "" {
 		d.entry.Outcome, d.entry.DecidedBy = "cancelled", ByCancel
 		d.result, d.line = answer.Cancelled().Result(), nil
+	}
+	if err == nil && e.cfg.Session.Modes == config.ModesGovern {
+		if removed := decidingSwitches(req.Options, e.reqProfile(req)); len(removed) > 0 {
+			d.entry.Mode = &LogMode{Action: ModeRemoveOptions, Trigger: acp.MethodRequestPermission, Options: idsOf(removed)}
+			e.log.Info("removed the options that would switch the session to a mode that decides by itself", "decisionId", req.DecisionID, "options", idsOf(removed))
+		}
+	}
+	if d.entry.Outcome == "selected" && strings.HasPrefix(d.entry.OptionKind, "allow") {
+		// The call's own file and terminal requests are not asked again.
+		e.gov.allow(pr.SessionID, pr.ToolCallID, req, req.DecisionID)
 	}
 	d.entry.LatencyUs = e.now().Sub(start).Microseconds()
 	e.record(d.entry)

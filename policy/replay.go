@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/config"
 )
 
 // ReplayLine is one recorded ACP message and who sent it.
@@ -173,12 +175,55 @@ type ReplayRow struct {
 	Differs bool `json:"differs"`
 }
 
+// Kinds of ReplayNote.
+const (
+	// NoteMode is a mode action [session] modes = "govern" would take.
+	NoteMode = "mode"
+	// NoteUnasked is a tool call the agent ran with no permission request.
+	NoteUnasked = "unasked"
+	// NoteFile is a file or terminal request and what fs = "govern" would
+	// do with it.
+	NoteFile = "file"
+)
+
+// ReplayNote is something of a recording besides its permission requests
+// that the governor acts on: a mode action it would take, a tool call the
+// agent ran unasked, a file request it would decide.
+type ReplayNote struct {
+	Index   int    `json:"index"` // 1-based position among the recording's messages
+	Type    string `json:"type"`  // NoteMode, NoteUnasked or NoteFile
+	Session string `json:"session"`
+	// ToolCallID, Kind and Title describe the tool call or request.
+	ToolCallID string `json:"toolCallId,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Title      string `json:"title,omitempty"`
+	// What says what happened or would happen, in a sentence.
+	What string `json:"what"`
+}
+
 // Replay rebuilds session and tool-call state from a recording, exactly as
 // the proxy would, and runs every permission request through today's chain.
-func (e *Engine) Replay(ctx context.Context, lines []ReplayLine) ([]ReplayRow, error) {
-	recorded, err := interceptRecording(ctx, lines, e.home)
+// Beside the requests it returns, in order, what the proxy's governor
+// would do with the rest ([session]): the mode actions it would take, the
+// tool calls the agent ran unasked, and its file requests.
+func (e *Engine) Replay(ctx context.Context, lines []ReplayLine) ([]ReplayRow, []ReplayNote, error) {
+	var (
+		mu    sync.Mutex
+		notes []ReplayNote
+	)
+	var g *governor
+	g = newGovernor(e, func(n ReplayNote) {
+		if n.Type == "" {
+			n.Type = NoteMode
+		}
+		mu.Lock()
+		n.Index = g.at()
+		notes = append(notes, n)
+		mu.Unlock()
+	})
+	recorded, err := interceptRecording(ctx, lines, e.home, g)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var rows []ReplayRow
 	actualFor := recordedAnswers(lines)
@@ -199,8 +244,16 @@ func (e *Engine) Replay(ctx context.Context, lines []ReplayLine) ([]ReplayRow, e
 		}
 		row.Differs = row.Today != "ask" && row.Actual != "" && row.Today != row.Actual
 		rows = append(rows, row)
+		if r.err == nil && e.cfg.Session.Modes == config.ModesGovern {
+			prof := e.reqProfile(r.req)
+			for _, o := range decidingSwitches(r.req.Options, prof) {
+				notes = append(notes, ReplayNote{Index: r.index, Type: NoteMode, Session: row.Session, ToolCallID: row.ToolCallID, Kind: row.Kind, Title: row.Title,
+					What: fmt.Sprintf("option %s (switches to %s, which decides by itself) removed", o.OptionID, o.Grants.Mode)})
+			}
+		}
 	}
-	return rows, nil
+	sort.SliceStable(notes, func(i, j int) bool { return notes[i].Index < notes[j].Index })
+	return rows, notes, nil
 }
 
 // RecordedRequests returns the plugins' request for each permission request
@@ -212,7 +265,7 @@ func (e *Engine) Replay(ctx context.Context, lines []ReplayLine) ([]ReplayRow, e
 // always gives the same requests. It fails on a request the proxy would not
 // show to plugins (malformed, or not understood).
 func RecordedRequests(ctx context.Context, lines []ReplayLine, home string) ([]abi.Request, error) {
-	recorded, err := interceptRecording(ctx, lines, home)
+	recorded, err := interceptRecording(ctx, lines, home, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -239,8 +292,11 @@ type recordedPermission struct {
 
 // interceptRecording feeds a recording through an in-process proxy and
 // returns every permission request it intercepts, in order, each answered
-// as the recording answered it.
-func interceptRecording(ctx context.Context, lines []ReplayLine, home string) ([]recordedPermission, error) {
+// as the recording answered it. g, when set, is the proxy's Governor (a
+// dry one: the recording's messages still pass as they were); it learns
+// the position of the message being fed, and which tool calls the
+// recording allowed.
+func interceptRecording(ctx context.Context, lines []ReplayLine, home string, g *governor) ([]recordedPermission, error) {
 	type seen struct {
 		pr    *acp.PermissionRequest
 		index int
@@ -248,14 +304,23 @@ func interceptRecording(ctx context.Context, lines []ReplayLine, home string) ([
 	reqs := make(chan seen, len(lines)+1)
 	var index atomic.Int64 // the message being fed
 	handler := acp.HandlerFunc(func(ctx context.Context, pr *acp.PermissionRequest, c acp.Client) (acp.Response, error) {
-		reqs <- seen{pr, int(index.Load())}
+		at := int(index.Load())
+		reqs <- seen{pr, at}
 		a, err := c.Ask(ctx, nil)
 		if err != nil {
 			return acp.Response{}, err
 		}
+		if g != nil {
+			g.allowRecorded(pr, a, home, at)
+		}
 		return acp.Response{Line: a.Line}, nil
 	})
-	proxy, err := acp.NewProxy(acp.Options{Handler: handler, MaxLineBytes: 1 << 30})
+	opts := acp.Options{Handler: handler, MaxLineBytes: 1 << 30}
+	if g != nil {
+		g.at = func() int { return int(index.Load()) }
+		opts.Governor = g
+	}
+	proxy, err := acp.NewProxy(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -371,4 +436,22 @@ func lineChan(r io.Reader) <-chan []byte {
 		}
 	}()
 	return ch
+}
+
+// allowRecorded records, in a replay, the tool call a recorded answer
+// allowed, as the live proxy does for a decision.
+func (g *governor) allowRecorded(pr *acp.PermissionRequest, a acp.Answer, home string, at int) {
+	outcome, optionID := outcomeOf(a.Result)
+	if outcome != "selected" {
+		return
+	}
+	for _, o := range pr.Options {
+		if o.OptionID == optionID && (o.Kind == abi.OptionAllowOnce || o.Kind == abi.OptionAllowAlways) {
+			id := fmt.Sprintf("replay-%d", at)
+			if req, err := BuildRequest(pr, id, home); err == nil {
+				g.allow(pr.SessionID, pr.ToolCallID, req, id)
+			}
+			return
+		}
+	}
 }

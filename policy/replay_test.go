@@ -146,7 +146,7 @@ func TestReplayDecidesTheRecordedRequests(t *testing.T) {
 	seen := make(chan abi.Request, 16)
 	s := newEngine(t, nil, member("no", &plugin{d: abi.Decision{Outcome: abi.OutcomeReject, Reason: "no"}, seen: seen}))
 	lines := readTranscript(t, "claude-allow.jsonl")
-	rows, err := s.engine.Replay(context.Background(), lines)
+	rows, _, err := s.engine.Replay(context.Background(), lines)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestReplayMalformedRequestGoesToThePerson(t *testing.T) {
 	}
 	seen := make(chan abi.Request, 1)
 	s := newEngine(t, nil, member("yes", &plugin{d: abi.Decision{Outcome: abi.OutcomeAllow}, seen: seen}))
-	rows, err := s.engine.Replay(context.Background(), lines)
+	rows, _, err := s.engine.Replay(context.Background(), lines)
 	if err != nil {
 		t.Fatal(err)
 	}

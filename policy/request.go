@@ -51,8 +51,20 @@ func newDecisionID() string {
 // not strict JSON, options that do not decode); the caller then falls
 // back. home is the user's home directory for ~ ("" when unknown).
 func BuildRequest(pr *acp.PermissionRequest, decisionID, home string) (abi.Request, error) {
+	return buildRequest(pr, decisionID, home, nil)
+}
+
+// buildRequest is BuildRequest reading the tool call with profile read
+// (nil: the agent's own). A request permhost makes up from an ACP method
+// that is the same for every agent (fs/*, terminal/create) is read with
+// the generic profile, while the session still names the agent's.
+func buildRequest(pr *acp.PermissionRequest, decisionID, home string, read *profile.Profile) (abi.Request, error) {
 	agent := pr.Session.Agent
 	prof := profile.Recognize(agent.Name, agent.Version)
+	name := prof.Name
+	if read != nil {
+		prof = read
+	}
 	req := abi.Request{
 		ABI:        abi.Current,
 		DecisionID: decisionID,
@@ -60,7 +72,7 @@ func BuildRequest(pr *acp.PermissionRequest, decisionID, home string) (abi.Reque
 			ID:    pr.SessionID,
 			Cwd:   pr.Session.Cwd,
 			Mode:  pr.Session.Mode,
-			Agent: &abi.Peer{Name: agent.Name, Title: agent.Title, Version: agent.Version, Profile: prof.Name},
+			Agent: &abi.Peer{Name: agent.Name, Title: agent.Title, Version: agent.Version, Profile: name},
 		},
 		Raw: pr.Params,
 	}

@@ -70,8 +70,10 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		printError(stderr, "permhost proxy", err)
 		return exitUsage
 	}
+	var governor acp.Governor
 	if engine != nil {
 		defer engine.Close(context.WithoutCancel(ctx))
+		governor = engine.Governor()
 	}
 
 	// A write to a closed stdout must fail with EPIPE instead of killing
@@ -103,6 +105,7 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	var proxy *acp.Proxy
 	proxy, err = acp.NewProxy(acp.Options{
 		Handler:      handler,
+		Governor:     governor,
 		Logger:       logger,
 		MaxLineBytes: *maxLine,
 		AgentExit: func(context.Context) string {

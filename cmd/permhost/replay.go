@@ -23,6 +23,11 @@ tool-call state as the proxy does, and runs every permission request through
 today's policy. Prints a table: the request, today's decision (an option id,
 "cancelled", or "ask" when the person would decide), what was actually
 answered, and "≠" where today's policy would answer differently by itself.
+Then what the configuration's [session] settings would do with the rest: the
+mode actions (a session moved to a mode that asks, an editor's or the
+agent's switch into one that does not, options removed), the tool calls the
+agent ran with no permission request (unasked), and its file requests.
+--json prints one object per request, then one {"file","note"} per note.
 
 Exit status: 0; 1 with --fail-on-diff when a decision differs; 2 usage,
 configuration or transcript errors.`
@@ -75,7 +80,7 @@ func runReplay(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			fmt.Fprintf(stderr, "permhost replay: %s: %v\n", path, err)
 			return exitUsage
 		}
-		rows, err := engine.Replay(ctx, lines)
+		rows, notes, err := engine.Replay(ctx, lines)
 		if err != nil {
 			fmt.Fprintf(stderr, "permhost replay: %s: %v\n", path, err)
 			return exitUsage
@@ -111,6 +116,31 @@ func runReplay(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Index, r.Kind, clip(r.Title, 40), r.Today, by, actual, mark)
 		}
 		tw.Flush()
+		if *asJSON {
+			for _, n := range notes {
+				enc.Encode(struct {
+					File string            `json:"file"`
+					Note policy.ReplayNote `json:"note"`
+				}{path, n})
+			}
+			continue
+		}
+		if len(notes) > 0 {
+			fmt.Fprintf(stdout, "  %s:\n", count(len(notes), "governed event"))
+			tw = tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "  #\tevent\tkind\ttool call\twhat\t")
+			for _, n := range notes {
+				kind, title := n.Kind, clip(n.Title, 40)
+				if kind == "" {
+					kind = "-"
+				}
+				if title == "" {
+					title = "-"
+				}
+				fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t\n", n.Index, n.Type, kind, title, n.What)
+			}
+			tw.Flush()
+		}
 	}
 	if differs && *failOnDiff {
 		return exitFail

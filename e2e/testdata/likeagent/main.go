@@ -9,13 +9,20 @@
 //
 //	likeagent -agent claude101|codex|gemini|qwen|deciding [-start MODE] [-events FILE] [-report FILE]
 //
-// A prompt's text holds one step a line: "run: COMMAND" or "write: PATH"
-// (relative to the session's cwd). Each step becomes one tool call; the
-// agent writes a JSON line per step to the events file:
-// {"step","asked","answer","ran","unoffered"}. An answer naming an option
-// it did not offer is refused as the real agents do (an error; the call
-// is not run). Every line the agent reads goes to the report file.
-// "deciding" is an agent with no profile whose every mode decides.
+// A prompt's text holds one step a line: "run: COMMAND", "write: PATH" or
+// "read: PATH" (relative to the session's cwd), "plan: TEXT" (claude101's
+// ExitPlanMode), "switch: MODE" (the agent changes its own mode, as Qwen
+// Code's "Allow All Edits" did) or "approve: SERVER/TOOL" (an MCP tool-call
+// approval, as codex-acp sends it as elicitation/create when the client
+// advertises form elicitation). Each step becomes one tool call; the agent
+// writes a JSON line per step to the events file:
+// {"step","asked","answer","ran","unoffered","fs","mode"}. An answer naming
+// an option it did not offer is refused as the real agents do (an error;
+// the call is not run). When the client advertises fs, Gemini CLI and Qwen
+// Code read and write files through fs/read_text_file and
+// fs/write_text_file as recorded (Gemini reads before asking; "fs" lists
+// what each fs request got). Every line the agent reads goes to the report
+// file. "deciding" is an agent with no profile whose every mode decides.
 package main
 
 import (
@@ -98,7 +105,10 @@ type agent struct {
 
 	cwd     string
 	mode    string
-	nextID  int // the agent's own request ids, from 0
+	fsRead  bool // the client advertised fs.readTextFile
+	fsWrite bool
+	elicit  bool // the client advertised elicitation.form
+	nextID  int  // the agent's own request ids, from 0
 	nextCal int
 	roots   []string // session rules on a command root
 	prefix  []string // codex prefix rules (whole commands)
@@ -179,6 +189,20 @@ func (a *agent) update(u string) {
 func (a *agent) handle(m msg) {
 	switch m.Method {
 	case "initialize":
+		var p struct {
+			ClientCapabilities struct {
+				FS struct {
+					ReadTextFile  bool `json:"readTextFile"`
+					WriteTextFile bool `json:"writeTextFile"`
+				} `json:"fs"`
+				Elicitation struct {
+					Form *struct{} `json:"form"`
+				} `json:"elicitation"`
+			} `json:"clientCapabilities"`
+		}
+		json.Unmarshal(m.Params, &p)
+		c := p.ClientCapabilities
+		a.fsRead, a.fsWrite, a.elicit = c.FS.ReadTextFile, c.FS.WriteTextFile, c.Elicitation.Form != nil
 		a.respond(m.ID, a.initialize)
 	case "session/new":
 		var p struct {
@@ -199,6 +223,7 @@ func (a *agent) handle(m msg) {
 		a.mode = p.ModeID
 		a.respond(m.ID, `{}`)
 		a.update(`{"sessionUpdate":"current_mode_update","currentModeId":` + q(a.mode) + `}`)
+		a.modeEvent("set_mode")
 	case "session/set_config_option":
 		var p struct {
 			ConfigID string `json:"configId"`
@@ -211,6 +236,7 @@ func (a *agent) handle(m msg) {
 		}
 		a.mode = p.Value
 		a.respond(m.ID, `{"configOptions":`+a.configOptions()+`}`)
+		a.modeEvent("set_config_option")
 	case "session/prompt":
 		var p struct {
 			Prompt []struct {
@@ -221,8 +247,19 @@ func (a *agent) handle(m msg) {
 		json.Unmarshal(m.Params, &p)
 		for _, block := range p.Prompt {
 			for _, step := range strings.Split(block.Text, "\n") {
-				if kind, arg, ok := strings.Cut(step, ": "); ok && (kind == "run" || kind == "write") {
+				kind, arg, ok := strings.Cut(step, ": ")
+				switch {
+				case !ok:
+				case kind == "run" || kind == "write":
 					a.step(kind, strings.TrimSpace(arg))
+				case kind == "read":
+					a.read_(strings.TrimSpace(arg))
+				case kind == "plan":
+					a.plan(strings.TrimSpace(arg))
+				case kind == "switch":
+					a.switchSelf(strings.TrimSpace(arg))
+				case kind == "approve":
+					a.approve(strings.TrimSpace(arg))
 				}
 			}
 		}
@@ -276,25 +313,31 @@ func (a *agent) configOptions() string {
 
 // event is one step's outcome.
 type event struct {
-	Step      string `json:"step"`
-	Asked     bool   `json:"asked"`
-	Answer    string `json:"answer,omitempty"`
-	Ran       bool   `json:"ran"`
-	Unoffered bool   `json:"unoffered,omitempty"`
-	Mode      string `json:"mode"`
+	Step      string   `json:"step"`
+	Asked     bool     `json:"asked"`
+	Answer    string   `json:"answer,omitempty"`
+	Ran       bool     `json:"ran"`
+	Unoffered bool     `json:"unoffered,omitempty"`
+	FS        []string `json:"fs,omitempty"` // each fs request: "read PATH: content|error MSG", "write PATH: ok|error MSG"
+	Mode      string   `json:"mode"`
 }
+
+func (a *agent) emit(ev event) {
+	if a.events != nil {
+		b, _ := json.Marshal(ev)
+		a.events.Write(append(b, '\n'))
+	}
+}
+
+// modeEvent records a switch the client (or permhost) made.
+func (a *agent) modeEvent(how string) { a.emit(event{Step: how + ": " + a.mode, Mode: a.mode}) }
 
 type option struct{ id, name, kind string }
 
 func (a *agent) step(kind, arg string) {
 	a.nextCal++
 	ev := event{Step: kind + ": " + arg, Mode: a.mode}
-	defer func() {
-		if a.events != nil {
-			b, _ := json.Marshal(ev)
-			a.events.Write(append(b, '\n'))
-		}
-	}()
+	defer func() { a.emit(ev) }()
 	path := arg
 	if kind == "write" && !filepath.IsAbs(path) {
 		path = filepath.Join(a.cwd, arg)
@@ -303,9 +346,24 @@ func (a *agent) step(kind, arg string) {
 	for _, u := range preamble {
 		a.update(u)
 	}
+	viaFS := kind == "write" && a.fsWrite && (a.name == "gemini" || a.name == "qwen")
+	if viaFS && a.name == "gemini" && a.fsRead {
+		// write_file reads the file first, to show a diff.
+		ev.FS = append(ev.FS, a.fsCall("read", path, ""))
+	}
 	if a.unasked(kind, arg) {
 		if len(preamble) == 0 {
 			a.update(`{"sessionUpdate":"tool_call","toolCallId":` + q(id) + `,"status":"in_progress","title":` + q(arg) + `,"kind":` + q(kindOf(kind)) + `}`)
+		} else {
+			a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"in_progress"}`)
+		}
+		if viaFS {
+			r := a.fsCall("write", path, "hello\n")
+			ev.FS = append(ev.FS, r)
+			if !strings.HasSuffix(r, ": ok") {
+				a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"failed"}`)
+				return
+			}
 		}
 		a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"completed"}`)
 		ev.Ran = true
@@ -328,6 +386,166 @@ func (a *agent) step(kind, arg string) {
 	if opts[i].kind == "allow_always" {
 		a.always(kind, arg, opts[i])
 	}
+	if viaFS {
+		if a.name == "gemini" && a.fsRead {
+			ev.FS = append(ev.FS, a.fsCall("read", path, ""))
+		}
+		r := a.fsCall("write", path, "hello\n")
+		ev.FS = append(ev.FS, r)
+		if !strings.HasSuffix(r, ": ok") {
+			a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"failed"}`)
+			return
+		}
+	}
+	a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"completed"}`)
+	ev.Ran = true
+}
+
+// request sends the client a request of the agent's own and returns the
+// response, handling what else comes meanwhile.
+func (a *agent) request(method, params string) msg {
+	id := a.nextID
+	a.nextID++
+	a.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%s,"params":%s}`, id, q(method), params))
+	want := fmt.Sprint(id)
+	for {
+		m, ok := a.read()
+		if !ok {
+			os.Exit(0)
+		}
+		if m.Method != "" || string(m.ID) != want {
+			a.handle(m)
+			continue
+		}
+		return m
+	}
+}
+
+// fsCall reads or writes a file through the client, as Gemini CLI and
+// Qwen Code do, and says what it got.
+func (a *agent) fsCall(op, path, content string) string {
+	var m msg
+	if op == "read" {
+		m = a.request("fs/read_text_file", `{"path":`+q(path)+`,"sessionId":`+q(a.sessionID)+`}`)
+	} else {
+		m = a.request("fs/write_text_file", `{"path":`+q(path)+`,"content":`+q(content)+`,"sessionId":`+q(a.sessionID)+`}`)
+	}
+	rel, _ := filepath.Rel(a.cwd, path)
+	if m.Error != nil {
+		var e struct{ Message string }
+		json.Unmarshal(m.Error, &e)
+		return op + " " + rel + ": error " + e.Message
+	}
+	if op == "read" {
+		return op + " " + rel + ": content"
+	}
+	return op + " " + rel + ": ok"
+}
+
+// read_ is a read_file step: Qwen Code reads through fs/read_text_file and
+// never asks; the others read the disk themselves (not seen).
+func (a *agent) read_(arg string) {
+	a.nextCal++
+	ev := event{Step: "read: " + arg, Mode: a.mode}
+	defer func() { a.emit(ev) }()
+	path := arg
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(a.cwd, arg)
+	}
+	id := fmt.Sprintf("call_fake_%d", 5+a.nextCal)
+	a.update(`{"sessionUpdate":"tool_call","toolCallId":` + q(id) + `,"status":"pending","title":"ReadFile","content":[],"locations":[],"kind":"read","rawInput":{},"_meta":{"toolName":"read_file","provenance":"builtin","phase":"preparing"}}`)
+	if a.name == "qwen" && a.fsRead {
+		r := a.fsCall("read", path, "")
+		ev.FS = append(ev.FS, r)
+		if !strings.HasSuffix(r, ": content") {
+			a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"failed"}`)
+			return
+		}
+	}
+	a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"completed","locations":[{"path":` + q(path) + `}]}`)
+	ev.Ran = true
+}
+
+// plan is claude101's ExitPlanMode: "Approve Plan" with the options that
+// say which mode the session goes to.
+func (a *agent) plan(text string) {
+	a.nextCal++
+	ev := event{Step: "plan: " + text, Mode: a.mode, Asked: true}
+	defer func() { a.emit(ev) }()
+	id := fmt.Sprintf("toolu_fake_%04d", 20+a.nextCal)
+	a.update(`{"_meta":{"claudeCode":{"toolName":"ExitPlanMode"}},"toolCallId":` + q(id) + `,"sessionUpdate":"tool_call","name":"ExitPlanMode","rawInput":{},"status":"pending","title":"Approve Plan","kind":"switch_mode","content":[]}`)
+	a.update(`{"_meta":{"claudeCode":{"toolName":"ExitPlanMode"}},"toolCallId":` + q(id) + `,"sessionUpdate":"tool_call_update","rawInput":{"plan":` + q(text) + `},"content":[{"type":"content","content":{"type":"text","text":` + q(text) + `}}]}`)
+	opts := []option{{"exit-plan-default", "Yes, manually approve edits", "allow_once"}, {"exit-plan-auto", "Yes, and use auto mode", "allow_always"}, {"reject", "No, keep planning", "reject_once"}}
+	reqID := a.nextID
+	a.nextID++
+	a.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/request_permission","params":{"toolCall":{"toolCallId":%s,"name":"ExitPlanMode","status":"pending","rawInput":{},"title":"Approve Plan","kind":"switch_mode","content":[]},"options":%s,"sessionId":%s}}`,
+		reqID, q(id), optionsJSON(opts), q(a.sessionID)))
+	chosen := a.await(reqID)
+	ev.Answer = chosen
+	switch chosen {
+	case "exit-plan-default":
+		a.mode = "default"
+	case "exit-plan-auto":
+		a.mode = "auto"
+	case "reject", "":
+		a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"failed"}`)
+		return
+	default:
+		ev.Unoffered = true
+		return
+	}
+	a.update(`{"sessionUpdate":"current_mode_update","currentModeId":` + q(a.mode) + `}`)
+	a.update(`{"sessionUpdate":"config_option_update","configOptions":` + a.configOptions() + `}`)
+	a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"completed","title":"Exited Plan Mode"}`)
+	ev.Ran, ev.Mode = true, a.mode
+}
+
+// switchSelf is the agent changing its own mode and saying so.
+func (a *agent) switchSelf(mode string) {
+	a.mode = mode
+	a.update(`{"sessionUpdate":"current_mode_update","currentModeId":` + q(mode) + `}`)
+	if a.name == "qwen" {
+		a.send(`{"jsonrpc":"2.0","method":"qwen/notify/session/mode-update","params":{"v":1,"sessionId":` + q(a.sessionID) + `,"currentModeId":` + q(mode) + `,"legacyFrameSent":true}}`)
+	}
+	a.emit(event{Step: "switch: " + mode, Ran: true, Mode: mode})
+}
+
+// approve is an MCP tool call codex-acp asks about as elicitation/create
+// (form mode, the persist choices of the tool approval).
+func (a *agent) approve(what string) {
+	a.nextCal++
+	ev := event{Step: "approve: " + what, Mode: a.mode, Asked: true}
+	defer func() { a.emit(ev) }()
+	server, tool, _ := strings.Cut(what, "/")
+	id := fmt.Sprintf("call_fake_%d", 40+a.nextCal)
+	a.update(`{"sessionUpdate":"tool_call","toolCallId":` + q(id) + `,"kind":"execute","title":` + q("mcp."+server+"."+tool) + `,"status":"in_progress","rawInput":{"server":` + q(server) + `,"tool":` + q(tool) + `,"arguments":{}},"_meta":{"is_mcp_tool_call":true}}`)
+	if !a.elicit {
+		ev.Asked = false
+		a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"failed"}`)
+		return
+	}
+	m := a.request("elicitation/create", `{"sessionId":`+q(a.sessionID)+`,"toolCallId":`+q(id)+`,"message":`+q("Allow the "+server+" MCP server to run tool \""+tool+"\"?")+
+		`,"_meta":{"codex_approval_kind":"mcp_tool_call","persist":["session","always"],"tool_params":{}},"mode":"form","requestedSchema":{"type":"object","properties":{"persist":{"type":"string","title":"Approval scope","oneOf":[{"const":"once","title":"Allow once"},{"const":"session","title":"Allow for this session"},{"const":"always","title":"Allow and don't ask again"}],"default":"once"}},"required":["persist"]}}`)
+	var r struct {
+		Action  string `json:"action"`
+		Content struct {
+			Persist string `json:"persist"`
+		} `json:"content"`
+	}
+	if m.Error != nil || json.Unmarshal(m.Result, &r) != nil {
+		ev.Answer = "error"
+		a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"failed"}`)
+		return
+	}
+	ev.Answer = r.Action
+	if r.Content.Persist != "" {
+		ev.Answer += " " + r.Content.Persist
+	}
+	if r.Action != "accept" || !(r.Content.Persist == "" || r.Content.Persist == "once" || r.Content.Persist == "session" || r.Content.Persist == "always") {
+		a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"failed"}`)
+		return
+	}
+	a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"in_progress"}`)
 	a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"completed"}`)
 	ev.Ran = true
 }

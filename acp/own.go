@@ -1,0 +1,186 @@
+package acp
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/permhost/permhost/internal/jsontext"
+)
+
+// This file is the requests permhost sends on its own (a Governor's
+// Caller): their ids, which no peer request may share, and their pending
+// tables, one per direction, whose answers never reach the other peer.
+
+// ownCall is one request of permhost's own awaiting its answer.
+type ownCall struct {
+	method  string
+	params  []byte // kept for the state a successful answer teaches
+	answers chan Answer
+}
+
+// ownTag makes permhost's ids unguessable for a peer: each proxy's ids
+// are "permhost-TAG-N" strings.
+func newOwnTag() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// nextOwnID returns a new id of permhost's own; p.mu is held.
+func (p *Proxy) nextOwnIDLocked() []byte {
+	p.ownSeq++
+	return jsontext.Quote("permhost-" + p.ownTag + "-" + strconv.FormatUint(p.ownSeq, 10))
+}
+
+// caller is the Caller the proxy hands its Governor.
+type caller struct{ p *Proxy }
+
+func (c caller) Agent(ctx context.Context, method string, params json.RawMessage) (Answer, error) {
+	p := c.p
+	b, err := ownParams(params)
+	if err != nil {
+		return Answer{}, err
+	}
+	oc := &ownCall{method: method, params: b, answers: make(chan Answer, 1)}
+	p.mu.Lock()
+	if p.agentGone {
+		p.mu.Unlock()
+		return Answer{}, ErrClosed
+	}
+	var id []byte
+	for {
+		id = p.nextOwnIDLocked()
+		if _, taken := p.pending[idKey(id)]; !taken {
+			break
+		}
+	}
+	key := idKey(id)
+	p.ownAgent[key] = oc
+	p.mu.Unlock()
+	if err := p.toAgent.message(requestLine(id, method, b)); err != nil {
+		p.dropOwn(p.ownAgent, key, nil)
+		return Answer{}, err
+	}
+	select {
+	case a := <-oc.answers:
+		return a, nil
+	case <-p.agentDone:
+		p.dropOwn(p.ownAgent, key, nil)
+		return Answer{}, ErrClosed
+	case <-ctx.Done():
+		p.dropOwn(p.ownAgent, key, &p.ownLateAgent)
+		return Answer{}, ctx.Err()
+	}
+}
+
+func (c caller) Client(ctx context.Context, method string, params json.RawMessage) (Answer, error) {
+	p := c.p
+	b, err := ownParams(params)
+	if err != nil {
+		return Answer{}, err
+	}
+	oc := &ownCall{method: method, answers: make(chan Answer, 1)}
+	p.mu.Lock()
+	var id []byte
+	for {
+		id = p.nextOwnIDLocked()
+		if _, taken := p.perms[idKey(id)]; !taken {
+			break
+		}
+	}
+	key := idKey(id)
+	p.ownClient[key] = oc
+	p.mu.Unlock()
+	if err := p.toClient.messageInOrder(requestLine(id, method, b)); err != nil {
+		p.dropOwn(p.ownClient, key, nil)
+		return Answer{}, err
+	}
+	select {
+	case a := <-oc.answers:
+		return a, nil
+	case <-p.clientGone:
+		p.dropOwn(p.ownClient, key, nil)
+		return Answer{}, ErrClosed
+	case <-ctx.Done():
+	}
+	if p.dropOwn(p.ownClient, key, &p.ownLateClient) {
+		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, append(append([]byte(`{"requestId":`), id...), '}')))
+	}
+	return Answer{}, ctx.Err()
+}
+
+func (c caller) Notify(method string, params json.RawMessage) error {
+	b, err := ownParams(params)
+	if err != nil {
+		return err
+	}
+	return c.p.toClient.messageInOrder(notificationLine(method, b))
+}
+
+// ownParams checks and compacts the params of a message of permhost's own.
+func ownParams(params json.RawMessage) ([]byte, error) {
+	if params == nil {
+		return nil, nil
+	}
+	b, err := compactJSON(params)
+	if err != nil {
+		return nil, fmt.Errorf("acp: params of permhost's own message: %w", err)
+	}
+	return b, nil
+}
+
+// dropOwn forgets a pending call of permhost's own; with late set, a later
+// answer to it is dropped quietly. It reports whether the call was still
+// pending.
+func (p *Proxy) dropOwn(table map[string]*ownCall, key string, late *idSet) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := table[key]
+	delete(table, key)
+	if ok && late != nil {
+		late.add(key)
+	}
+	return ok
+}
+
+// ownAnswer takes a response to one of permhost's own requests out of
+// table; it reports whether the response was one (the caller then drops
+// it). oc is nil for a late answer to a request given up.
+func (p *Proxy) ownAnswer(table map[string]*ownCall, late *idSet, d decoded, body []byte) (oc *ownCall, ours bool) {
+	key := idKey(d.id)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if oc = table[key]; oc != nil {
+		delete(table, key)
+		return oc, true
+	}
+	if late.has(key) {
+		late.remove(key)
+		return nil, true
+	}
+	return nil, false
+}
+
+// deliver hands a response to the caller waiting for it.
+func (oc *ownCall) deliver(d decoded, body []byte) {
+	a := Answer{Line: bytes.Clone(body)}
+	if d.result != nil && !jsontext.IsNull(d.result) {
+		a.Result = bytes.Clone(d.result)
+	}
+	if d.error != nil {
+		a.Error = decodeRPCError(d.error)
+	}
+	oc.answers <- a
+}
+
+// ownIDInUse reports whether key is one of permhost's ids towards the
+// agent (pending or given up); p.mu is held.
+func (p *Proxy) ownIDInUseLocked(key string) bool {
+	_, ok := p.ownAgent[key]
+	return ok || p.ownLateAgent.has(key)
+}

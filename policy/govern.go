@@ -1,0 +1,526 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/acp"
+	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/jsontext"
+	"github.com/permhost/permhost/internal/profile"
+)
+
+// This file is the proxy's Governor ([session] in RATIONALE.md, "Governed
+// sessions"): what permhost does about the decisions an agent would make
+// by itself. Modes are here; the agent's file, terminal and elicitation
+// requests in govern_fs.go and govern_elicit.go; the tool calls it runs
+// unasked in govern_unasked.go.
+
+// modeSwitchWait bounds how long permhost waits for the agent to accept a
+// switch of mode; a switch not answered by then counts as refused.
+const modeSwitchWait = 20 * time.Second
+
+// maxGovernedSessions bounds what the governor keeps per session; the
+// oldest session is forgotten first.
+const maxGovernedSessions = 256
+
+// Governor returns the proxy's acp.Governor for the engine's [session]
+// settings: with modes = "govern" it keeps each session in a mode where
+// the agent asks; with fs = "govern" the agent's file and terminal
+// requests go through the plugins; an approval the agent sends as
+// elicitation/create is decided like a permission request whatever they
+// say; in a governed session (modes or fs govern) a tool call the agent
+// runs without asking is logged and warned about.
+func (e *Engine) Governor() acp.Governor { return e.gov }
+
+// governor is the Engine's acp.Governor. A dry one (permhost replay)
+// changes nothing and sends nothing: it reports what it would do.
+type governor struct {
+	e   *Engine
+	dry func(ReplayNote) // set for a dry governor
+	at  func() int       // a dry governor's position in the recording
+
+	mu       sync.Mutex
+	sessions map[string]*govSession
+	order    []string // session ids, oldest first
+
+	bg sync.WaitGroup // switches back under way; Engine.Close waits for them
+}
+
+// govSession is what the governor knows of one session.
+type govSession struct {
+	modes     profile.SessionModes
+	options   json.RawMessage // the latest configOptions list seen
+	reversing bool            // a switch back is under way
+	unasked   unaskedState
+	allowed   map[string]allowance // tool calls allowed and not finished, by id
+}
+
+func newGovernor(e *Engine, dry func(ReplayNote)) *governor {
+	return &governor{e: e, dry: dry, sessions: map[string]*govSession{}}
+}
+
+func (g *governor) cfg() config.Session { return g.e.cfg.Session }
+
+func (g *governor) governsModes() bool { return g.cfg().Modes == config.ModesGovern }
+
+func (g *governor) governsFS() bool { return g.cfg().FS == config.FSGovern }
+
+// governed reports whether sessions are governed at all: then what an
+// agent runs unasked is logged.
+func (g *governor) governed() bool { return g.governsModes() || g.governsFS() }
+
+// session returns the governor's record of a session, creating it; g.mu
+// is held.
+func (g *governor) sessionLocked(id string) *govSession {
+	if s, ok := g.sessions[id]; ok {
+		return s
+	}
+	for len(g.sessions) >= maxGovernedSessions && len(g.order) > 0 {
+		delete(g.sessions, g.order[0])
+		g.order = g.order[1:]
+	}
+	s := &govSession{allowed: map[string]allowance{}}
+	g.sessions[id] = s
+	g.order = append(g.order, id)
+	return s
+}
+
+// agentProfile is the profile of the agent that sent agentInfo peer, with the
+// configured deciding words for an agent permhost has no profile for.
+func (e *Engine) agentProfile(peer acp.Peer) *profile.Profile {
+	p := profile.Recognize(peer.Name, peer.Version)
+	if p == profile.Generic && e.cfg.Session.DecidingWords != nil {
+		p = p.WithDeciding(e.cfg.Session.DecidingWords)
+	}
+	return p
+}
+
+// modeEntry starts the decision-log entry of a mode action.
+func (g *governor) modeEntry(s acp.SessionInfo, m LogMode, outcome, reason string) LogEntry {
+	e := g.e
+	prof := e.agentProfile(s.Agent)
+	return LogEntry{DecisionID: newDecisionID(), Time: e.now().UTC(), Via: e.via, Session: s.ID,
+		Agent:   &abi.Peer{Name: s.Agent.Name, Title: s.Agent.Title, Version: s.Agent.Version, Profile: prof.Name},
+		Options: []LogOption{}, Plugins: []LogPlugin{}, Outcome: outcome, DecidedBy: ByModes, Reason: reason, Mode: &m}
+}
+
+// note reports an action: to the decision log and the diagnostics, or to
+// the replay of a dry governor.
+func (g *governor) note(entry LogEntry, n ReplayNote) {
+	if g.dry != nil {
+		g.dry(n)
+		return
+	}
+	g.e.dlog.Write(entry)
+}
+
+// refusal is the JSON-RPC error of a refusal by [session] modes.
+func refusal(msg string) *acp.RPCError {
+	return &acp.RPCError{Code: acp.CodePolicyRefused, Message: "permhost: " + msg}
+}
+
+// modeName is the display name of an offered mode.
+func modeName(m profile.SessionModes, id string) string {
+	if i := slices.IndexFunc(m.Offered, func(o profile.Offered) bool { return o.ID == id }); i >= 0 {
+		return m.Offered[i].Name
+	}
+	return ""
+}
+
+// decides says what a deciding mode decides, for people.
+func decides(prof *profile.Profile, id string) string {
+	if m, ok := prof.Mode(id); ok && m.Decides != "" {
+		return m.Decides
+	}
+	return "the agent decides by itself"
+}
+
+// SessionStart moves a session that starts in a mode that decides by
+// itself to the profile's asking mode, and shows the editor the result
+// with that mode current. A session that cannot be moved, or whose agent
+// refuses, is not governable: the editor gets an error naming the policy
+// instead of a session the policy would not see.
+func (g *governor) SessionStart(ctx context.Context, s *acp.SessionStart, c acp.Caller) (json.RawMessage, *acp.RPCError) {
+	if !g.governsModes() {
+		return nil, nil
+	}
+	prof := g.e.agentProfile(s.Session.Agent)
+	if s.Suspicious != "" {
+		why := "the agent's " + s.Method + " result cannot be read one way only (" + s.Suspicious + "): permhost cannot tell which mode the session is in"
+		return nil, g.ungovernable(s.Session, s.Method, "", why)
+	}
+	m, err := profile.ReadSessionModes(s.Result)
+	if err != nil {
+		return nil, g.ungovernable(s.Session, s.Method, "", "the agent's "+s.Method+" result cannot be read: "+err.Error())
+	}
+	sid := s.Session.ID
+	g.mu.Lock()
+	gs := g.sessionLocked(sid)
+	gs.modes = m
+	if raw, ok := member1(s.Result, "configOptions"); ok {
+		gs.options = raw
+	}
+	g.mu.Unlock()
+	plan := prof.Plan(m)
+	switch {
+	case plan.CurrentAsks:
+		return nil, nil
+	case !plan.Governable:
+		return nil, g.ungovernable(s.Session, s.Method, m.Current, plan.Why)
+	}
+	by := switchMethod(plan.Switch)
+	if g.dry != nil {
+		g.dry(ReplayNote{Session: sid, What: fmt.Sprintf("%s: mode %s decides by itself; permhost would switch to %s (%s) before the editor sees the session", s.Method, m.Current, plan.Target, by)})
+		return nil, nil
+	}
+	if err := g.switchMode(ctx, c, sid, m, plan.Target, plan.Switch); err != nil {
+		entry := g.modeEntry(s.Session, LogMode{Action: ModeUngovernable, Trigger: s.Method, From: m.Current, To: plan.Target, By: by, Error: err.Error()},
+			"refused", "the agent refused the switch to "+plan.Target)
+		g.note(entry, ReplayNote{})
+		g.e.log.Error("the session is not governable: the agent refused permhost's switch to a mode that asks; the editor gets an error instead of the session",
+			"session", sid, "from", m.Current, "to", plan.Target, "err", err)
+		return nil, refusal(fmt.Sprintf("the session starts in mode %s, which decides by itself (%s), and the agent refused the switch to %s (%v); [session] modes = \"govern\" does not hand the policy's decisions to the agent: set modes = \"pass\" to use this mode anyway",
+			m.Current, decides(prof, m.Current), plan.Target, err))
+	}
+	g.note(g.modeEntry(s.Session, LogMode{Action: ModeSwitch, Trigger: s.Method, From: m.Current, To: plan.Target, By: by}, "switched",
+		"mode "+m.Current+" decides by itself: "+decides(prof, m.Current)), ReplayNote{})
+	g.e.log.Info("session moved to a mode that asks before the editor sees it", "session", sid, "from", m.Current, "to", plan.Target, "by", by)
+	g.mu.Lock()
+	gs.modes.Current = plan.Target
+	if gs.options != nil {
+		if o, err := withModeValue(gs.options, plan.Target); err == nil {
+			gs.options = o
+		}
+	}
+	g.mu.Unlock()
+	out, err := withCurrentMode(s.Result, plan.Target)
+	if err != nil {
+		// ReadSessionModes read it: cannot happen; fail closed all the same.
+		return nil, refusal("internal error rewriting the session's mode: " + err.Error())
+	}
+	return out, nil
+}
+
+// ungovernable logs and returns the refusal of a session permhost cannot
+// keep in a mode that asks.
+func (g *governor) ungovernable(s acp.SessionInfo, method, from, why string) *acp.RPCError {
+	if g.dry != nil {
+		g.dry(ReplayNote{Session: s.ID, What: method + ": not governable (" + why + "); permhost would answer the editor with an error"})
+		return nil
+	}
+	g.note(g.modeEntry(s, LogMode{Action: ModeUngovernable, Trigger: method, From: from}, "refused", why), ReplayNote{})
+	g.e.log.Error("the session is not governable; the editor gets an error instead of the session", "session", s.ID, "why", why)
+	return refusal("the session cannot be governed: " + why + "; [session] modes = \"govern\" keeps sessions in a mode where the agent asks (set modes = \"pass\" to use it anyway)")
+}
+
+func switchMethod(s profile.Switch) string {
+	if s == profile.SwitchConfigOption {
+		return acp.MethodSessionSetConfigOption
+	}
+	return acp.MethodSessionSetMode
+}
+
+// switchMode asks the agent to move session sid to mode target, with a
+// request of permhost's own.
+func (g *governor) switchMode(ctx context.Context, c acp.Caller, sid string, m profile.SessionModes, target string, how profile.Switch) error {
+	ctx, cancel := context.WithTimeout(ctx, modeSwitchWait)
+	defer cancel()
+	var params json.RawMessage
+	if how == profile.SwitchConfigOption {
+		params = marshal(map[string]string{"sessionId": sid, "configId": m.ConfigOption, "value": target})
+	} else {
+		params = marshal(map[string]string{"sessionId": sid, "modeId": target})
+	}
+	a, err := c.Agent(ctx, switchMethod(how), params)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("no answer within %v", modeSwitchWait)
+	case err != nil:
+		return err
+	case a.Error != nil:
+		return fmt.Errorf("error %d: %s", a.Error.Code, a.Error.Message)
+	}
+	return nil
+}
+
+// ClientRequest refuses the editor's switch into a mode that decides by
+// itself.
+func (g *governor) ClientRequest(r *acp.ClientRequest) *acp.RPCError {
+	if !g.governsModes() {
+		return nil
+	}
+	if r.Suspicious != "" {
+		return refusal(r.Method + " cannot be read one way only (" + r.Suspicious + "): permhost cannot tell which mode it asks for")
+	}
+	sid := r.Session.ID
+	g.mu.Lock()
+	m := profile.SessionModes{}
+	if gs, ok := g.sessions[sid]; ok {
+		m = gs.modes
+	}
+	g.mu.Unlock()
+	var mode string
+	switch r.Method {
+	case acp.MethodSessionSetMode:
+		f, err := jsontext.Lookup(r.Params, "modeId")
+		if err != nil {
+			return refusal(r.Method + ": params cannot be read: " + err.Error())
+		}
+		mode, _ = jsontext.String(f["modeId"])
+	case acp.MethodSessionSetConfigOption:
+		f, err := jsontext.Lookup(r.Params, "configId", "value")
+		if err != nil {
+			return refusal(r.Method + ": params cannot be read: " + err.Error())
+		}
+		id, _ := jsontext.String(f["configId"])
+		if id == "" || (m.ConfigOption != "" && id != m.ConfigOption) || (m.ConfigOption == "" && id != "mode") {
+			return nil // another option: the model, a reasoning level...
+		}
+		mode, _ = jsontext.String(f["value"])
+	}
+	prof := g.e.agentProfile(r.Session.Agent)
+	if mode == "" || prof.Asks(mode, modeName(m, mode)) {
+		return nil
+	}
+	if g.dry != nil {
+		g.dry(ReplayNote{Session: sid, What: fmt.Sprintf("%s to %s: permhost would refuse it (%s)", r.Method, mode, decides(prof, mode))})
+		return nil
+	}
+	g.note(g.modeEntry(r.Session, LogMode{Action: ModeRefuse, Trigger: r.Method, From: r.Session.Mode, To: mode}, "refused",
+		"mode "+mode+" decides by itself: "+decides(prof, mode)), ReplayNote{})
+	g.e.log.Warn("refused the editor's switch into a mode that decides by itself", "session", sid, "mode", mode)
+	return refusal(fmt.Sprintf("mode %s decides by itself (%s); [session] modes = \"govern\" keeps this session in a mode where the agent asks", mode, decides(prof, mode)))
+}
+
+// Update watches mode changes (modeUpdate) and tool calls (unasked). What
+// an agent replays of a session it loads is history: the session's start
+// decides about its mode, and its old tool calls ran before permhost.
+func (g *governor) Update(u *acp.Update, c acp.Caller) {
+	if u.Loading {
+		return
+	}
+	switch u.Kind {
+	case "current_mode_update", "config_option_update":
+		g.modeUpdate(u, c)
+	case "tool_call", "tool_call_update":
+		g.toolCallUpdate(u)
+	}
+}
+
+// modeUpdate reverses the agent's own switch into a mode that decides by
+// itself: permhost switches it back to the asking mode, then tells the
+// editor, which saw the agent's update, the mode the session is in.
+func (g *governor) modeUpdate(u *acp.Update, c acp.Caller) {
+	if !g.governsModes() || u.ModeID == "" {
+		return
+	}
+	sid := u.SessionID
+	prof := g.e.agentProfile(u.Session.Agent)
+	g.mu.Lock()
+	gs := g.sessionLocked(sid)
+	if u.Kind == "config_option_update" && len(u.ConfigOptions) > 0 {
+		gs.options = append(json.RawMessage(nil), u.ConfigOptions...)
+		if m, err := profile.ReadSessionModes(marshalConfigOptions(u.ConfigOptions)); err == nil && len(m.Offered) > 0 {
+			m.SetMode = m.SetMode || gs.modes.SetMode
+			gs.modes.Offered, gs.modes.ConfigOption = m.Offered, m.ConfigOption
+		}
+	}
+	from := gs.modes.Current
+	gs.modes.Current = u.ModeID
+	m := gs.modes
+	if prof.Asks(u.ModeID, modeName(m, u.ModeID)) || gs.reversing {
+		g.mu.Unlock()
+		return
+	}
+	target, ok := prof.AskingModeOf(m.Offered)
+	if !ok {
+		target = prof.AskingMode
+	}
+	how, ok := howToSwitch(prof, m)
+	if target == "" || !ok {
+		g.mu.Unlock()
+		g.note(g.modeEntry(u.Session, LogMode{Action: ModeReverse, Trigger: u.Kind, From: from, To: u.ModeID}, "failed",
+			"the agent switched to "+u.ModeID+" by itself and permhost knows no way back"), ReplayNote{Session: sid, What: u.Kind + " to " + u.ModeID + ": the agent switched by itself; permhost knows no way back"})
+		g.e.log.Error("the agent switched into a mode that decides by itself and permhost cannot switch it back: what it runs unasked is only logged", "session", sid, "mode", u.ModeID)
+		return
+	}
+	if g.dry != nil {
+		g.mu.Unlock()
+		g.dry(ReplayNote{Session: sid, What: fmt.Sprintf("%s to %s (%s): the agent switched by itself; permhost would switch back to %s (%s)", u.Kind, u.ModeID, decides(prof, u.ModeID), target, switchMethod(how))})
+		return
+	}
+	gs.reversing = true
+	g.mu.Unlock()
+	g.bg.Add(1)
+	go func() {
+		defer g.bg.Done()
+		err := g.switchMode(context.Background(), c, sid, m, target, how)
+		g.mu.Lock()
+		gs.reversing = false
+		if err == nil {
+			gs.modes.Current = target
+		}
+		var options json.RawMessage
+		if err == nil && gs.options != nil {
+			options, _ = withModeValue(gs.options, target)
+			gs.options = options
+		}
+		setMode := gs.modes.SetMode
+		g.mu.Unlock()
+		m := LogMode{Action: ModeReverse, Trigger: u.Kind, From: u.ModeID, To: target, By: switchMethod(how)}
+		if err != nil {
+			m.Error = err.Error()
+			g.note(g.modeEntry(u.Session, m, "failed", "the agent switched to "+u.ModeID+" by itself and refused the switch back"), ReplayNote{})
+			g.e.log.Error("the agent switched into a mode that decides by itself and refused permhost's switch back: what it runs unasked is only logged", "session", sid, "mode", u.ModeID, "err", err)
+			return
+		}
+		g.note(g.modeEntry(u.Session, m, "reversed", "the agent switched to "+u.ModeID+" by itself: "+decides(prof, u.ModeID)), ReplayNote{})
+		g.e.log.Warn("the agent switched into a mode that decides by itself; permhost switched it back", "session", sid, "mode", u.ModeID, "to", target)
+		// The editor saw the agent's update: it is told where the session
+		// is now, in each form the session uses.
+		if setMode || options == nil {
+			_ = c.Notify(acp.MethodSessionUpdate, joinObject([]member{{"sessionId", marshal(sid)},
+				{"update", joinObject([]member{{"sessionUpdate", json.RawMessage(`"current_mode_update"`)}, {"currentModeId", marshal(target)}})}}))
+		}
+		if options != nil {
+			_ = c.Notify(acp.MethodSessionUpdate, joinObject([]member{{"sessionId", marshal(sid)},
+				{"update", joinObject([]member{{"sessionUpdate", json.RawMessage(`"config_option_update"`)}, {"configOptions", options}})}}))
+		}
+	}()
+}
+
+// howToSwitch is the first of the profile's ways to switch that the
+// session offers; a session permhost never saw start is switched as the
+// profile prefers.
+func howToSwitch(prof *profile.Profile, m profile.SessionModes) (profile.Switch, bool) {
+	for _, s := range prof.ModeSwitch {
+		if (s == profile.SwitchConfigOption && m.ConfigOption != "") || (s == profile.SwitchSetMode && m.SetMode) {
+			return s, true
+		}
+	}
+	if len(m.Offered) == 0 && slices.Contains(prof.ModeSwitch, profile.SwitchSetMode) {
+		return profile.SwitchSetMode, true
+	}
+	return "", false
+}
+
+func marshalConfigOptions(options json.RawMessage) json.RawMessage {
+	return joinObject([]member{{"configOptions", options}})
+}
+
+// member1 returns the value of a member of a strict JSON object.
+func member1(obj []byte, key string) (json.RawMessage, bool) {
+	f, err := jsontext.Lookup(obj, key)
+	if err != nil || f[key] == nil {
+		return nil, false
+	}
+	return json.RawMessage(f[key]), true
+}
+
+// edit replaces n bytes at at.
+type edit struct {
+	at, n int
+	with  []byte
+}
+
+// offsetIn is where sub, a subslice of buf, starts in it.
+func offsetIn(buf, sub []byte) int { return cap(buf) - cap(sub) }
+
+// apply returns buf with the edits made, everything else byte for byte.
+func apply(buf []byte, edits []edit) []byte {
+	sort.Slice(edits, func(i, j int) bool { return edits[i].at < edits[j].at })
+	out := make([]byte, 0, len(buf)+16)
+	last := 0
+	for _, e := range edits {
+		out = append(out, buf[last:e.at]...)
+		out = append(out, e.with...)
+		last = e.at + e.n
+	}
+	return append(out, buf[last:]...)
+}
+
+// withCurrentMode returns a session/new|load|resume result with mode
+// current: modes.currentModeId and the currentValue of the config option
+// of category "mode" set to it, every other byte the agent's. It reads
+// strictly.
+func withCurrentMode(result []byte, mode string) ([]byte, error) {
+	ms, err := jsontext.Object(result)
+	if err != nil {
+		return nil, err
+	}
+	q := jsontext.Quote(mode)
+	var edits []edit
+	for _, m := range ms {
+		switch m.Key {
+		case "modes":
+			mm, err := jsontext.Object(m.Value)
+			if err != nil {
+				continue
+			}
+			for _, x := range mm {
+				if x.Key == "currentModeId" {
+					edits = append(edits, edit{offsetIn(result, x.Value), len(x.Value), q})
+				}
+			}
+		case "configOptions":
+			e, err := modeValueEdits(result, m.Value, q)
+			if err != nil {
+				return nil, err
+			}
+			edits = append(edits, e...)
+		}
+	}
+	return apply(result, edits), nil
+}
+
+// withModeValue returns a configOptions list with the mode option's
+// currentValue set to mode.
+func withModeValue(options []byte, mode string) ([]byte, error) {
+	e, err := modeValueEdits(options, options, jsontext.Quote(mode))
+	if err != nil {
+		return nil, err
+	}
+	return apply(options, e), nil
+}
+
+// modeValueEdits are the edits that set the currentValue of the config
+// option of category "mode" in list (a subslice of buf) to q.
+func modeValueEdits(buf, list, q []byte) ([]edit, error) {
+	elems, err := jsontext.Elements(list)
+	if err != nil {
+		return nil, err
+	}
+	var edits []edit
+	for _, e := range elems {
+		o, err := jsontext.Object(e)
+		if err != nil {
+			continue
+		}
+		cat, cur := "", []byte(nil)
+		for _, x := range o {
+			switch x.Key {
+			case "category":
+				cat, _ = jsontext.String(x.Value)
+			case "currentValue":
+				cur = x.Value
+			}
+		}
+		if cat == "mode" && cur != nil {
+			edits = append(edits, edit{offsetIn(buf, cur), len(cur), q})
+			break
+		}
+	}
+	return edits, nil
+}
+
+// joinWords joins ids for a sentence.
+func joinWords(ids []string) string { return strings.Join(ids, ", ") }

@@ -1,0 +1,426 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/acp"
+	"github.com/permhost/permhost/internal/jsontext"
+	"github.com/permhost/permhost/internal/profile"
+	"github.com/permhost/permhost/internal/shell"
+)
+
+// This file is [session] fs = "govern": the agent's fs/read_text_file,
+// fs/write_text_file and terminal/create requests go through the plugins
+// as requests permhost makes up (family read, edit or shell; paths and
+// the command filled; one-time options "allow" and "reject"), and reach
+// the editor only when allowed (RATIONALE.md, "Files and terminals").
+
+// The options of a request permhost makes up.
+const (
+	fsAllow  = "allow"
+	fsReject = "reject"
+)
+
+// ByProjectRead is the decidedBy of a read inside the session's directory
+// that no plugin decided: it goes to the editor as it would without
+// permhost, since every agent reads there unasked.
+const ByProjectRead = "project-read"
+
+// allowance is a tool call the session's permission request allowed,
+// until the call finishes: its files and command, which its own file and
+// terminal requests are not asked again for.
+type allowance struct {
+	decision string
+	paths    []string
+	command  string
+}
+
+// allow records that a decision allowed req's tool call.
+func (g *governor) allow(sessionID, toolCallID string, req abi.Request, decisionID string) {
+	if toolCallID == "" {
+		return
+	}
+	a := allowance{decision: decisionID}
+	for _, p := range req.Paths {
+		a.paths = append(a.paths, filepath.Clean(p.Path))
+	}
+	if req.Action != nil {
+		for _, p := range req.Action.Paths {
+			a.paths = append(a.paths, filepath.Clean(p))
+		}
+		a.command = strings.TrimSpace(req.Action.Command)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gs := g.sessionLocked(sessionID)
+	if len(gs.allowed) >= maxUnaskedTracked {
+		clear(gs.allowed)
+	}
+	gs.allowed[toolCallID] = a
+}
+
+// allowedFor returns the decision that allowed a running call covering
+// path (or, for a terminal, command).
+func (g *governor) allowedFor(sessionID, path, command string) (string, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gs, ok := g.sessions[sessionID]
+	if !ok {
+		return "", false
+	}
+	for _, a := range gs.allowed {
+		if path != "" && slices.Contains(a.paths, path) || command != "" && a.command == command {
+			return a.decision, true
+		}
+	}
+	return "", false
+}
+
+// Intercepts takes the agent's file and terminal requests when fs is
+// governed, and its elicitations that are approvals.
+func (g *governor) Intercepts(r *acp.AgentRequest) bool {
+	switch r.Method {
+	case acp.MethodReadTextFile, acp.MethodWriteTextFile, acp.MethodTerminalCreate:
+		if !g.governsFS() {
+			return false
+		}
+		if g.dry != nil {
+			g.dryFS(r)
+			return false
+		}
+		return true
+	case acp.MethodElicitationCreate:
+		return g.isApproval(r) && g.dry == nil
+	}
+	return false
+}
+
+// AgentRequest decides a request Intercepts took.
+func (g *governor) AgentRequest(ctx context.Context, r *acp.AgentRequest, c acp.Client, p acp.Caller) (acp.Reply, error) {
+	if r.Method == acp.MethodElicitationCreate {
+		return g.elicitation(ctx, r, c)
+	}
+	return g.fsRequest(ctx, r, c, p)
+}
+
+// fsCall is a file or terminal request as permhost reads it.
+type fsCall struct {
+	method, path, command string // command: the script a terminal runs
+	params                json.RawMessage
+}
+
+// readFSCall reads the request's params strictly.
+func readFSCall(r *acp.AgentRequest) (fsCall, error) {
+	c := fsCall{method: r.Method}
+	if r.Suspicious != "" {
+		return c, fmt.Errorf("the request cannot be read one way only (%s)", r.Suspicious)
+	}
+	switch r.Method {
+	case acp.MethodReadTextFile, acp.MethodWriteTextFile:
+		f, err := jsontext.Lookup(r.Params, "path", "content")
+		if err != nil {
+			return c, fmt.Errorf("params: %w", err)
+		}
+		p, err := jsontext.String(f["path"])
+		if err != nil || !filepath.IsAbs(p) {
+			return c, fmt.Errorf("no absolute path")
+		}
+		c.path = filepath.Clean(p)
+		raw := map[string]any{"path": c.path}
+		if r.Method == acp.MethodWriteTextFile {
+			content, err := jsontext.String(f["content"])
+			if err != nil {
+				return c, fmt.Errorf("no content")
+			}
+			raw["content"] = content
+		}
+		c.params = marshal(raw)
+	case acp.MethodTerminalCreate:
+		var t struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+			Env     []struct {
+				Name  string `json:"name"`
+				Value string `json:"value"`
+			} `json:"env"`
+			Cwd string `json:"cwd"`
+		}
+		if err := json.Unmarshal(r.Params, &t); err != nil || t.Command == "" {
+			return c, fmt.Errorf("no command")
+		}
+		var words []string
+		for _, e := range t.Env {
+			if !validName(e.Name) {
+				return c, fmt.Errorf("an environment variable named %q", e.Name)
+			}
+			words = append(words, e.Name+"="+shellQuote(e.Value))
+		}
+		words = append(words, shellQuote(t.Command))
+		for _, a := range t.Args {
+			words = append(words, shellQuote(a))
+		}
+		c.command = strings.Join(words, " ")
+		raw := map[string]any{"command": c.command}
+		if t.Cwd != "" {
+			if !filepath.IsAbs(t.Cwd) {
+				return c, fmt.Errorf("cwd %q is not absolute", t.Cwd)
+			}
+			raw["cwd"] = filepath.Clean(t.Cwd)
+		}
+		c.params = marshal(raw)
+	}
+	return c, nil
+}
+
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// shellQuote quotes a word for bash when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r == '=' || r == '+' || r == ',' || r == '@' ||
+			r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// permissionOf makes up the session/request_permission a file or terminal
+// request stands for: its tool call (kind read, edit or execute; the path
+// in locations and rawInput, the command in rawInput) and the one-time
+// options.
+func permissionOf(r *acp.AgentRequest, c fsCall, decisionID string) *acp.PermissionRequest {
+	tc := []member{{"toolCallId", marshal("permhost-" + decisionID)}}
+	switch c.method {
+	case acp.MethodReadTextFile:
+		tc = append(tc, member{"title", marshal("Read " + c.path)})
+	case acp.MethodWriteTextFile:
+		tc = append(tc, member{"title", marshal("Write " + c.path)})
+	default:
+		tc = append(tc, member{"title", marshal(c.command)})
+	}
+	tc = append(tc, member{"kind", marshal(kindOfFS(c.method))})
+	tc = append(tc, member{"status", marshal("pending")})
+	if c.path != "" {
+		tc = append(tc, member{"locations", marshal([]map[string]string{{"path": c.path}})})
+	}
+	tc = append(tc, member{"rawInput", c.params})
+	toolCall := joinObject(tc)
+	opts := []acp.PermissionOption{{OptionID: fsAllow, Name: "Allow", Kind: abi.OptionAllowOnce}, {OptionID: fsReject, Name: "Reject", Kind: abi.OptionRejectOnce}}
+	params := joinObject([]member{{"sessionId", marshal(r.SessionID)}, {"toolCall", toolCall}, {"options", marshal(opts)},
+		{"_meta", marshal(map[string]any{"permhost": map[string]string{"request": c.method}})}})
+	return &acp.PermissionRequest{ID: json.RawMessage(`"permhost-` + decisionID + `"`), Params: params, SessionID: r.SessionID,
+		ToolCallID: "permhost-" + decisionID, ToolCall: toolCall, Options: opts, Session: r.Session}
+}
+
+// fsRequest decides a file or terminal request: a call the session's
+// permission request allowed and that has not finished passes; otherwise
+// the plugins decide on the request permhost makes up; a read inside the
+// session's directory no plugin decided passes; anything else undecided
+// goes to the person as a permission request of permhost's own. Allowed,
+// the request is forwarded to the editor; refused, the agent gets an error
+// naming who refused, and the editor never sees it.
+func (g *governor) fsRequest(ctx context.Context, r *acp.AgentRequest, c acp.Client, p acp.Caller) (acp.Reply, error) {
+	e := g.e
+	start := e.now()
+	call, err := readFSCall(r)
+	if err != nil {
+		e.log.Warn("refused a file or terminal request permhost cannot read", "method", r.Method, "err", err)
+		return acp.Reply{Error: refusal(fmt.Sprintf("%s refused: %v ([session] fs = \"govern\")", r.Method, err))}, nil
+	}
+	id := newDecisionID()
+	pr := permissionOf(r, call, id)
+	req, err := buildRequest(pr, id, e.home, profile.Generic)
+	if err != nil {
+		return acp.Reply{Error: refusal(fmt.Sprintf("%s refused: %v ([session] fs = \"govern\")", r.Method, err))}, nil
+	}
+	entry := entryFor(req, e.via, e.cfg.Strategy, start)
+	entry.Request = r.Method
+	forward := func(entry LogEntry) (acp.Reply, error) {
+		entry.Outcome = "forwarded"
+		entry.LatencyUs = e.now().Sub(start).Microseconds()
+		e.dlog.Write(entry)
+		a, err := c.Ask(ctx, nil)
+		if err != nil {
+			return acp.Reply{}, err
+		}
+		return acp.Reply{Line: a.Line}, nil
+	}
+	refuse := func(entry LogEntry) (acp.Reply, error) {
+		entry.Outcome = "refused"
+		entry.LatencyUs = e.now().Sub(start).Microseconds()
+		e.dlog.Write(entry)
+		who := entry.DecidedBy
+		msg := fmt.Sprintf("%s %s refused by %s", r.Method, call.what(), who)
+		if entry.Reason != "" {
+			msg += ": " + entry.Reason
+		}
+		e.log.Info("refused the agent's "+r.Method, "decisionId", entry.DecisionID, "what", call.what(), "decidedBy", who, "reason", entry.Reason)
+		return acp.Reply{Error: refusal(msg + " ([session] fs = \"govern\")")}, nil
+	}
+	if dec, ok := g.allowedFor(r.SessionID, call.path, call.command); ok {
+		entry.DecidedBy, entry.Reason = ByAllowedCall+dec, "the session's permission request for the call allowed it"
+		return forward(entry)
+	}
+	v := e.decide(ctx, req)
+	if ctx.Err() != nil {
+		return acp.Reply{}, ctx.Err()
+	}
+	entry.Plugins = LogPlugins(v.Votes)
+	entry.DecidedBy, entry.Reason, entry.Fallback = v.DecidedBy, v.Reason, v.Fallback
+	switch {
+	case v.Decided() && v.Outcome != abi.OutcomeReject && v.Outcome != abi.OutcomeCancel && v.OptionID == fsAllow:
+		entry.OptionID, entry.OptionKind = fsAllow, abi.OptionAllowOnce
+		return forward(entry)
+	case v.Decided():
+		entry.OptionID = v.OptionID
+		return refuse(entry)
+	case call.method == acp.MethodReadTextFile && v.Outcome == abi.OutcomeAbstain && v.Fallback == "" && insideProject(call.path, r.Session.Cwd):
+		entry.DecidedBy, entry.Reason = ByProjectRead, "no plugin decided a read inside the project"
+		return forward(entry)
+	}
+	d := proxyHandler{e}.person(ctx, pr, req, v, fsClient{p: p, params: pr.Params}, entry)
+	if ctx.Err() != nil {
+		return acp.Reply{}, ctx.Err()
+	}
+	d.entry.Request = r.Method
+	if d.entry.Outcome == "selected" && strings.HasPrefix(d.entry.OptionKind, "allow") {
+		return forward(d.entry)
+	}
+	if d.entry.Reason == "" {
+		d.entry.Reason = "not allowed"
+	}
+	return refuse(d.entry)
+}
+
+func kindOfFS(method string) string {
+	switch method {
+	case acp.MethodReadTextFile:
+		return abi.KindRead
+	case acp.MethodWriteTextFile:
+		return abi.KindEdit
+	}
+	return abi.KindExecute
+}
+
+// what names a file or terminal request in a sentence.
+func (c fsCall) what() string {
+	if c.path != "" {
+		return c.path
+	}
+	return "`" + c.command + "`"
+}
+
+// insideProject reports whether path is inside the session's directory,
+// as written and with symlinks resolved (through its longest existing
+// ancestor for a file that does not exist yet).
+func insideProject(path, cwd string) bool {
+	if !filepath.IsAbs(cwd) {
+		return false
+	}
+	cwd = filepath.Clean(cwd)
+	if !shell.Inside(path, cwd) {
+		return false
+	}
+	realCwd, err := filepath.EvalSymlinks(cwd)
+	if err != nil {
+		realCwd = cwd
+	}
+	real, err := resolveExisting(path)
+	return err == nil && shell.Inside(real, realCwd)
+}
+
+func resolveExisting(p string) (string, error) {
+	rest := ""
+	for {
+		r, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		parent := filepath.Dir(p)
+		if !os.IsNotExist(err) || parent == p {
+			return "", err
+		}
+		rest, p = filepath.Join(filepath.Base(p), rest), parent
+	}
+}
+
+// fsClient is the Client of a permission request permhost makes up: Ask
+// sends it to the editor as a request of permhost's own.
+type fsClient struct {
+	p      acp.Caller
+	params json.RawMessage
+}
+
+func (c fsClient) Ask(ctx context.Context, params json.RawMessage) (acp.Answer, error) {
+	if params == nil {
+		params = c.params
+	}
+	return c.p.Client(ctx, acp.MethodRequestPermission, params)
+}
+
+func (c fsClient) Notify(method string, params json.RawMessage) error {
+	return c.p.Notify(method, params)
+}
+
+// dryFS shows in a replay what fs = "govern" would do with a file or
+// terminal request (the recording's own answer is what follows).
+func (g *governor) dryFS(r *acp.AgentRequest) {
+	call, err := readFSCall(r)
+	if err != nil {
+		g.dry(ReplayNote{Session: r.SessionID, Type: NoteFile, Title: r.Method, What: "refused: " + err.Error()})
+		return
+	}
+	title := r.Method + " " + call.what()
+	if call.path != "" && filepath.IsAbs(r.Session.Cwd) {
+		if rel, err := filepath.Rel(filepath.Clean(r.Session.Cwd), call.path); err == nil && !strings.HasPrefix(rel, "..") {
+			title = r.Method + " " + rel
+		}
+	}
+	note := ReplayNote{Session: r.SessionID, Type: NoteFile, Title: title, Kind: kindOfFS(call.method)}
+	if dec, ok := g.allowedFor(r.SessionID, call.path, call.command); ok {
+		note.What = "forwarded: the permission request of its tool call allowed it (" + dec + ")"
+		g.dry(note)
+		return
+	}
+	id := newDecisionID()
+	pr := permissionOf(r, call, id)
+	req, err := buildRequest(pr, id, g.e.home, profile.Generic)
+	if err != nil {
+		return
+	}
+	v := g.e.Run(context.Background(), g.e.pluginView(req))
+	switch {
+	case v.Decided() && v.Outcome != abi.OutcomeReject && v.Outcome != abi.OutcomeCancel && v.OptionID == fsAllow:
+		note.What = "forwarded: allowed by " + v.DecidedBy
+	case v.Decided():
+		note.What = "refused by " + v.DecidedBy
+		if v.Reason != "" {
+			note.What += ": " + v.Reason
+		}
+	case call.method == acp.MethodReadTextFile && v.Outcome == abi.OutcomeAbstain && v.Fallback == "" && insideProject(call.path, r.Session.Cwd):
+		note.What = "forwarded: a read inside the project no plugin decided"
+	default:
+		note.What = "asked: no permission request allowed it and no plugin decided"
+	}
+	g.dry(note)
+}
+
+var _ acp.Client = fsClient{}

@@ -1,0 +1,113 @@
+package policy
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/acp"
+)
+
+// This file is the tool calls an agent runs without asking: in a governed
+// session, a call of a kind that changes something that starts or ends
+// with no permission request for its id is logged ("unasked": true) and
+// warned about once per session. It is how a person learns that an agent
+// decides by itself (a mode permhost could not see, a rule the agent
+// stored, a silent switch).
+
+// unaskedKinds are the ACP tool kinds whose unasked run is reported.
+var unaskedKinds = []string{abi.KindExecute, abi.KindEdit, abi.KindDelete, abi.KindMove, abi.KindFetch}
+
+// maxUnaskedTracked bounds the calls followed per session.
+const maxUnaskedTracked = 1024
+
+// unaskedState is one session's record.
+type unaskedState struct {
+	warned  bool
+	running map[string]bool // calls seen in_progress with no request yet
+	logged  map[string]bool
+}
+
+// toolCallUpdate follows a tool call: a call that reaches completed, or
+// fails after it was seen running, with no permission request for its id
+// at any point ran unasked. (codex-acp sends its exec tool_call
+// in_progress before the request: running alone does not tell.) The
+// session's allowance for the call ends with it.
+func (g *governor) toolCallUpdate(u *acp.Update) {
+	finished := u.Status == "completed" || u.Status == "failed"
+	g.mu.Lock()
+	gs := g.sessionLocked(u.SessionID)
+	if finished {
+		delete(gs.allowed, u.ToolCallID)
+	}
+	if !g.governed() || !slices.Contains(unaskedKinds, u.ToolKind) {
+		g.mu.Unlock()
+		return
+	}
+	st := &gs.unasked
+	if st.running == nil {
+		st.running, st.logged = map[string]bool{}, map[string]bool{}
+	}
+	var report bool
+	switch {
+	case u.Asked:
+		delete(st.running, u.ToolCallID)
+	case u.Status == "in_progress":
+		if len(st.running) < maxUnaskedTracked {
+			st.running[u.ToolCallID] = true
+		}
+	case u.Status == "completed" || (u.Status == "failed" && st.running[u.ToolCallID]):
+		delete(st.running, u.ToolCallID)
+		report = !st.logged[u.ToolCallID]
+		if report {
+			if len(st.logged) >= maxUnaskedTracked {
+				clear(st.logged)
+			}
+			st.logged[u.ToolCallID] = true
+		}
+	}
+	warn := report && !st.warned
+	if warn {
+		st.warned = true
+	}
+	g.mu.Unlock()
+	if report {
+		g.reportUnasked(u, warn)
+	}
+}
+
+func (g *governor) reportUnasked(u *acp.Update, warn bool) {
+	var tc struct {
+		Title    string          `json:"title"`
+		RawInput json.RawMessage `json:"rawInput"`
+	}
+	_ = json.Unmarshal(u.ToolCall, &tc) // merged state: strict JSON of the proxy's own
+	e := g.e
+	mode := u.Session.Mode
+	if g.dry != nil {
+		g.dry(ReplayNote{Session: u.SessionID, ToolCallID: u.ToolCallID, Kind: u.ToolKind, Title: tc.Title, Type: NoteUnasked,
+			What: "ran with no permission request (" + u.Status + inMode(mode) + ")"})
+		return
+	}
+	prof := e.agentProfile(u.Session.Agent)
+	entry := LogEntry{DecisionID: newDecisionID(), Time: e.now().UTC(), Via: e.via, Session: u.SessionID,
+		Agent: &abi.Peer{Name: u.Session.Agent.Name, Title: u.Session.Agent.Title, Version: u.Session.Agent.Version, Profile: prof.Name},
+		ToolCall: LogToolCall{ID: u.ToolCallID, Title: tc.Title, Kind: u.ToolKind, Status: u.Status,
+			RawInputSHA256: CanonicalSHA256(nullIsAbsent(tc.RawInput))},
+		Options: []LogOption{}, Plugins: []LogPlugin{}, Outcome: "ran", DecidedBy: ByAgent, Unasked: true,
+		Reason: "the agent ran it with no permission request" + inMode(mode)}
+	e.dlog.Write(entry)
+	attrs := []any{"session", u.SessionID, "toolCall", u.ToolCallID, "kind", u.ToolKind, "title", clipTitle(tc.Title), "mode", mode}
+	if warn {
+		e.log.Warn("the agent ran a tool call without asking: the policy never saw it (logged as unasked; later ones in this session are only logged)", attrs...)
+		return
+	}
+	e.log.Info("the agent ran a tool call without asking", attrs...)
+}
+
+func inMode(mode string) string {
+	if mode == "" {
+		return ""
+	}
+	return ", mode " + mode
+}
