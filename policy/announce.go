@@ -13,7 +13,7 @@ const maxAnnouncedTitle = 120
 // line of the diagnostics, what was decided, by whom and why: an editor's
 // proxy log then shows each decision without the decision log at hand.
 func (e *Engine) record(entry LogEntry) {
-	e.dlog.Write(entry)
+	e.writeLog(entry)
 	attrs := []any{"decisionId", entry.DecisionID, "tool", clipTitle(entry.ToolCall.Title)}
 	if entry.ToolCall.Kind != "" {
 		attrs = append(attrs, "kind", entry.ToolCall.Kind)

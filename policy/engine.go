@@ -50,6 +50,12 @@ type Options struct {
 	// Grants is the file of permhost's own grants ([session] allow_always
 	// permhost); "" means grants.DefaultPath.
 	Grants string
+	// Observe, when set, is given every decision-log entry as it is
+	// written, on the goroutine that wrote it: permhost run shows the
+	// governor's actions (mode switches, refused file requests, tool calls
+	// run unasked) from them. It must return promptly and not keep the
+	// entry's slices.
+	Observe func(LogEntry)
 }
 
 // source is one group of chain members: the configuration's own plugins,
@@ -83,6 +89,7 @@ type Engine struct {
 	state    *bundle.State
 	grants   *grants.Store // nil unless allow_always is permhost
 	gov      *governor     // the proxy's Governor
+	observe  func(LogEntry)
 	loadWait time.Duration
 
 	// loader and after are Engine.loadPlugin and time.After; tests
@@ -137,7 +144,7 @@ func newEngine(opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
 	e := &Engine{cfg: cfg, via: opts.Via, home: opts.Home, log: opts.Logger, now: opts.Now,
-		cacheDir: opts.CacheDir, extra: opts.Members, ready: make(chan struct{}),
+		cacheDir: opts.CacheDir, extra: opts.Members, ready: make(chan struct{}), observe: opts.Observe,
 		loadWait: cfg.LoadWait, slots: map[*slot]struct{}{}, after: time.After, reportedMistakes: map[string]bool{}}
 	e.loader = e.loadPlugin
 	e.gov = newGovernor(e, nil)

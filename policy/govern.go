@@ -120,7 +120,7 @@ func (g *governor) note(entry LogEntry, n ReplayNote) {
 		g.dry(n)
 		return
 	}
-	g.e.dlog.Write(entry)
+	g.e.writeLog(entry)
 }
 
 // refusal is the JSON-RPC error of a refusal by [session] modes.

@@ -207,7 +207,7 @@ func (g *governor) elicitation(ctx context.Context, r *acp.AgentRequest, c acp.C
 			}
 		}
 		entry.LatencyUs = e.now().Sub(start).Microseconds()
-		e.dlog.Write(entry)
+		e.writeLog(entry)
 		e.log.Info("approval decided", "decisionId", entry.DecisionID, "action", action, "option", option, "decidedBy", entry.DecidedBy)
 		return acp.Reply{Result: approvalResult(action, option, a)}, nil
 	}
@@ -266,7 +266,7 @@ func (g *governor) elicitation(ctx context.Context, r *acp.AgentRequest, c acp.C
 	}
 	entry.Outcome, entry.OptionID = action, option
 	entry.LatencyUs = e.now().Sub(start).Microseconds()
-	e.dlog.Write(entry)
+	e.writeLog(entry)
 	return acp.Reply{Result: content}, nil
 }
 

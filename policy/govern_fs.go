@@ -256,7 +256,7 @@ func (g *governor) fsRequest(ctx context.Context, r *acp.AgentRequest, c acp.Cli
 	forward := func(entry LogEntry) (acp.Reply, error) {
 		entry.Outcome = "forwarded"
 		entry.LatencyUs = e.now().Sub(start).Microseconds()
-		e.dlog.Write(entry)
+		e.writeLog(entry)
 		a, err := c.Ask(ctx, nil)
 		if err != nil {
 			return acp.Reply{}, err
@@ -266,7 +266,7 @@ func (g *governor) fsRequest(ctx context.Context, r *acp.AgentRequest, c acp.Cli
 	refuse := func(entry LogEntry) (acp.Reply, error) {
 		entry.Outcome = "refused"
 		entry.LatencyUs = e.now().Sub(start).Microseconds()
-		e.dlog.Write(entry)
+		e.writeLog(entry)
 		who := entry.DecidedBy
 		msg := fmt.Sprintf("%s %s refused by %s", r.Method, call.what(), who)
 		if entry.Reason != "" {

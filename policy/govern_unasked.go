@@ -96,7 +96,7 @@ func (g *governor) reportUnasked(u *acp.Update, warn bool) {
 			RawInputSHA256: CanonicalSHA256(nullIsAbsent(tc.RawInput))},
 		Options: []LogOption{}, Plugins: []LogPlugin{}, Outcome: "ran", DecidedBy: ByAgent, Unasked: true,
 		Reason: "the agent ran it with no permission request" + inMode(mode)}
-	e.dlog.Write(entry)
+	e.writeLog(entry)
 	attrs := []any{"session", u.SessionID, "toolCall", u.ToolCallID, "kind", u.ToolKind, "title", clipTitle(tc.Title), "mode", mode}
 	if warn {
 		e.log.Warn("the agent ran a tool call without asking: the policy never saw it (logged as unasked; later ones in this session are only logged)", attrs...)

@@ -121,6 +121,7 @@ func (h headlessHandler) DecidePermission(ctx context.Context, pr *acp.Permissio
 		}
 		proxyHandler{e}.setAnswer(&d.decision, req, a.OptionID, a.Cancelled)
 	}
+	e.governed(pr, req, berr, &d.entry)
 	d.entry.LatencyUs = e.now().Sub(start).Microseconds()
 	e.record(d.entry)
 	reason := d.entry.Reason

@@ -220,6 +220,15 @@ func entryFor(req abi.Request, via, strategy string, start time.Time) LogEntry {
 	return e
 }
 
+// writeLog writes entry to the decision log and gives it to
+// Options.Observe.
+func (e *Engine) writeLog(entry LogEntry) {
+	e.dlog.Write(entry)
+	if e.observe != nil {
+		e.observe(entry)
+	}
+}
+
 // DecisionLog appends entries to a JSON-lines file from its own goroutine,
 // so that writing never holds up a decision or the proxy's forwarding. When
 // the queue is full an entry is dropped and counted, never waited for.

@@ -55,22 +55,30 @@ func (h proxyHandler) RequestPermission(ctx context.Context, pr *acp.PermissionR
 		d.entry.Outcome, d.entry.DecidedBy = "cancelled", ByCancel
 		d.result, d.line = answer.Cancelled().Result(), nil
 	}
-	if err == nil && e.cfg.Session.Modes == config.ModesGovern {
-		if removed := decidingSwitches(req.Options, e.reqProfile(req)); len(removed) > 0 {
-			d.entry.Mode = &LogMode{Action: ModeRemoveOptions, Trigger: acp.MethodRequestPermission, Options: idsOf(removed)}
-			e.log.Info("removed the options that would switch the session to a mode that decides by itself", "decisionId", req.DecisionID, "options", idsOf(removed))
-		}
-	}
-	if d.entry.Outcome == "selected" && strings.HasPrefix(d.entry.OptionKind, "allow") {
-		// The call's own file and terminal requests are not asked again.
-		e.gov.allow(pr.SessionID, pr.ToolCallID, req, req.DecisionID)
-	}
+	e.governed(pr, req, err, &d.entry)
 	d.entry.LatencyUs = e.now().Sub(start).Microseconds()
 	e.record(d.entry)
 	if ctx.Err() != nil {
 		return acp.Response{}, ctx.Err()
 	}
 	return acp.Response{Line: d.line, Result: d.result}, nil
+}
+
+// governed is what [session] adds to a decided permission request, in the
+// proxy and in permhost run alike: with modes govern, the entry records
+// the options removed because they switch into a mode that decides by
+// itself (no plugin, person or leader saw them); an allowed call's own
+// file and terminal requests are not asked again. berr is BuildRequest's.
+func (e *Engine) governed(pr *acp.PermissionRequest, req abi.Request, berr error, entry *LogEntry) {
+	if berr == nil && e.cfg.Session.Modes == config.ModesGovern {
+		if removed := decidingSwitches(req.Options, e.reqProfile(req)); len(removed) > 0 {
+			entry.Mode = &LogMode{Action: ModeRemoveOptions, Trigger: acp.MethodRequestPermission, Options: idsOf(removed)}
+			e.log.Info("removed the options that would switch the session to a mode that decides by itself", "decisionId", req.DecisionID, "options", idsOf(removed))
+		}
+	}
+	if entry.Outcome == "selected" && strings.HasPrefix(entry.OptionKind, "allow") {
+		e.gov.allow(pr.SessionID, pr.ToolCallID, req, req.DecisionID)
+	}
 }
 
 // answer tells the agent the verdict of the plugins, and the editor what was

@@ -108,16 +108,7 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Governor:     governor,
 		Logger:       logger,
 		MaxLineBytes: *maxLine,
-		AgentExit: func(context.Context) string {
-			t := time.NewTimer(agentOutputGrace)
-			defer t.Stop()
-			select {
-			case <-agent.Done():
-				return agent.ExitDescription()
-			case <-t.C:
-				return "the agent closed its output"
-			}
-		},
+		AgentExit:    agentExit(agent),
 		ClientDone: func() {
 			logger.Debug("the editor disconnected; stopping the agent", "grace", *grace)
 			// The agent's stdin closes once the editor's last lines are
@@ -161,4 +152,19 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	stop(*grace)
 	<-agent.Done()
 	return agent.ExitCode()
+}
+
+// agentExit is acp.Options.AgentExit for agent: how it ended, once it has
+// exited (within agentOutputGrace of its output's end).
+func agentExit(agent *acp.Agent) func(context.Context) string {
+	return func(context.Context) string {
+		t := time.NewTimer(agentOutputGrace)
+		defer t.Stop()
+		select {
+		case <-agent.Done():
+			return agent.ExitDescription()
+		case <-t.C:
+			return "the agent closed its output"
+		}
+	}
 }

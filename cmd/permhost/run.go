@@ -143,7 +143,9 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		printError(stderr, "permhost run", err)
 		return exitUsage
 	}
-	engine, err := policy.New(ctx, policy.Options{Config: cfg, Via: "run", Logger: logger})
+	out := newRunPrinter(stdout, stderr, *jsonOut)
+	defer out.close()
+	engine, err := policy.New(ctx, policy.Options{Config: cfg, Via: "run", Logger: logger, Observe: out.observe})
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -181,8 +183,12 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return fail("%v", err)
 	}
+	var gov acp.Governor
+	if s := engine.Config().Session; s.Modes == config.ModesGovern || s.FS == config.FSGovern {
+		gov = engine.Governor() // run_govern.go
+	}
 	return drive(ctx, runSetup{argv: argv, cwd: cwd, text: text, json: *jsonOut, allowFS: *allowFS,
-		handler: handler, logger: logger, stdout: stdout, stderr: stderr})
+		handler: handler, governor: gov, out: out, logger: logger, stdout: stdout, stderr: stderr})
 }
 
 func readPromptFile(name string, stdin io.Reader) (string, error) {
@@ -232,10 +238,15 @@ func sessionDir(flagValue string) (string, error) {
 }
 
 type runSetup struct {
-	argv           []string
-	cwd, text      string
-	json, allowFS  bool
-	handler        acp.PermissionHandler
+	argv          []string
+	cwd, text     string
+	json, allowFS bool
+	handler       acp.PermissionHandler
+	// governor, when set, governs the session from a proxy between the
+	// client and the agent (run_govern.go).
+	governor acp.Governor
+	// out shows the session; nil means a printer of drive's own.
+	out            *runPrinter
 	logger         *slog.Logger
 	stdout, stderr io.Writer
 }
@@ -251,8 +262,23 @@ func drive(ctx context.Context, s runSetup) int {
 		return exitRunAgent
 	}
 	defer agent.Close()
-	out := newRunPrinter(s.stdout, s.stderr, s.json)
-	conn, err := acp.NewClientConn(agent.Stdin(), agent.Stdout(), acp.ClientOptions{
+	out := s.out
+	if out == nil {
+		out = newRunPrinter(s.stdout, s.stderr, s.json)
+		defer out.close()
+	}
+	var toAgent io.Writer = agent.Stdin()
+	var fromAgent io.Reader = agent.Stdout()
+	var link *governedLink
+	if s.governor != nil {
+		if link, err = linkGoverned(agent, s.governor, s.logger); err != nil {
+			fmt.Fprintln(s.stderr, "permhost run:", err)
+			return exitRunAgent
+		}
+		defer link.close()
+		toAgent, fromAgent = link.toProxy, link.fromProxy
+	}
+	conn, err := acp.NewClientConn(toAgent, fromAgent, acp.ClientOptions{
 		Info:        acp.Peer{Name: "permhost", Title: "permhost run", Version: permhostVersion()},
 		Permissions: s.handler,
 		Events:      out.event,
@@ -317,7 +343,16 @@ func drive(ctx context.Context, s runSetup) int {
 	}
 	drain.Stop()
 	conn.Close() // delivers every queued event
+	link.close()
+	out.flush() // the governor's notices too
+	if link.agentEnded(err) {
+		err = acp.ErrAgentClosed
+	}
 	if err != nil {
+		if link.ungoverned(err) {
+			out.fail("the session cannot be governed; the prompt was not sent: " + strings.TrimPrefix(rpcMessage(err), "permhost: "))
+			return exitRunUngoverned
+		}
 		if turnCtx.Err() != nil && !errors.Is(err, acp.ErrAgentClosed) {
 			out.fail("cancelled before the turn started: " + err.Error())
 			return exitRunCancelled

@@ -28,10 +28,13 @@ type runPrinter struct {
 	status       map[string]string
 	tools        int
 	decisions    int
+	unasked      int
+	notices      noticeQueue // run_notice.go
 }
 
 func newRunPrinter(stdout, stderr io.Writer, asJSON bool) *runPrinter {
 	p := &runPrinter{stdout: stdout, stderr: stderr, status: map[string]string{}}
+	p.notices.wake, p.notices.quit = make(chan struct{}, 1), make(chan struct{})
 	if asJSON {
 		p.json = json.NewEncoder(stdout)
 		p.json.SetEscapeHTML(false)
@@ -39,6 +42,7 @@ func newRunPrinter(stdout, stderr io.Writer, asJSON bool) *runPrinter {
 	o, ok1 := stdout.(*os.File)
 	e, ok2 := stderr.(*os.File)
 	p.sameTerminal = ok1 && ok2 && prompt.IsTerminal(o) && prompt.IsTerminal(e)
+	go p.noticeLoop()
 	return p
 }
 
@@ -220,5 +224,9 @@ func (p *runPrinter) stopped(reason string) {
 		io.WriteString(p.stdout, "\n")
 		p.midText = false
 	}
-	p.line(fmt.Sprintf("permhost run: turn ended: %s (%s, %s)", reason, count(p.tools, "tool call"), count(p.decisions, "permission decision")))
+	unasked := ""
+	if p.unasked > 0 {
+		unasked = ", " + count(p.unasked, "tool call") + " run unasked"
+	}
+	p.line(fmt.Sprintf("permhost run: turn ended: %s (%s, %s%s)", reason, count(p.tools, "tool call"), count(p.decisions, "permission decision"), unasked))
 }

@@ -7,7 +7,11 @@
 // that edits unasked). In a mode that decides by itself it runs a tool
 // call without asking, as the real agent did.
 //
-//	likeagent -agent claude101|codex|gemini|qwen|deciding [-start MODE] [-events FILE] [-report FILE]
+//	likeagent -agent claude101|codex|gemini|qwen|deciding [-start MODE] [-refuse-switch] [-events FILE] [-report FILE]
+//
+// -refuse-switch answers every session/set_mode and
+// session/set_config_option with an error: an agent that will not leave
+// the mode it starts in.
 //
 // A prompt's text holds one step a line: "run: COMMAND", "write: PATH" or
 // "read: PATH" (relative to the session's cwd), "plan: TEXT" (claude101's
@@ -108,6 +112,7 @@ type agent struct {
 	fsRead  bool // the client advertised fs.readTextFile
 	fsWrite bool
 	elicit  bool // the client advertised elicitation.form
+	refuse  bool // -refuse-switch
 	nextID  int  // the agent's own request ids, from 0
 	nextCal int
 	roots   []string // session rules on a command root
@@ -119,13 +124,14 @@ func main() {
 	start := flag.String("start", "", "the mode a new session starts in (default: the agent's own)")
 	events := flag.String("events", "", "file for one JSON line per step")
 	report := flag.String("report", "", "file for every line read")
+	refuse := flag.Bool("refuse-switch", false, "answer every switch of mode with an error")
 	flag.Parse()
 	d, ok := defs[*name]
 	if !ok {
 		fmt.Fprintln(os.Stderr, "likeagent: unknown -agent", *name)
 		os.Exit(2)
 	}
-	a := &agent{name: *name, def: d, in: bufio.NewReaderSize(os.Stdin, 1<<20), out: bufio.NewWriter(os.Stdout), mode: d.start}
+	a := &agent{name: *name, def: d, in: bufio.NewReaderSize(os.Stdin, 1<<20), out: bufio.NewWriter(os.Stdout), mode: d.start, refuse: *refuse}
 	if *start != "" {
 		a.mode = *start
 	}
@@ -216,6 +222,10 @@ func (a *agent) handle(m msg) {
 			ModeID string `json:"modeId"`
 		}
 		json.Unmarshal(m.Params, &p)
+		if a.refuse {
+			a.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32603,"message":"Internal error: the mode cannot be changed now"}}`)
+			return
+		}
 		if !a.offers(p.ModeID) {
 			a.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32602,"message":"Invalid params: unknown mode"}}`)
 			return
@@ -230,6 +240,10 @@ func (a *agent) handle(m msg) {
 			Value    string `json:"value"`
 		}
 		json.Unmarshal(m.Params, &p)
+		if a.refuse {
+			a.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32603,"message":"Internal error: the mode cannot be changed now"}}`)
+			return
+		}
 		if !a.config || p.ConfigID != "mode" || !a.offers(p.Value) {
 			a.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32602,"message":"Invalid params: unknown config option or value"}}`)
 			return
