@@ -332,7 +332,7 @@ func drive(ctx context.Context, s runSetup) int {
 		}
 	}()
 
-	stop, err := turn(turnCtx, conn, s.cwd, s.text)
+	stop, err := turn(turnCtx, conn, s.cwd, s.text, out.flush)
 	agent.Stop(runStopGrace, runStopGrace)
 	// The agent has exited: read to the end of what it wrote before closing
 	// (a process it left holding the pipe open cannot keep us waiting long).
@@ -397,8 +397,10 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-// turn runs initialize, session/new and the prompt.
-func turn(ctx context.Context, conn *acp.ClientConn, cwd, text string) (string, error) {
+// turn runs initialize, session/new and the prompt; started is called
+// between the last two (run shows the session's mode action there, before
+// anything of the turn).
+func turn(ctx context.Context, conn *acp.ClientConn, cwd, text string, started func()) (string, error) {
 	if _, err := conn.Initialize(ctx); err != nil {
 		return "", fmt.Errorf("initialize: %w", err)
 	}
@@ -406,5 +408,6 @@ func turn(ctx context.Context, conn *acp.ClientConn, cwd, text string) (string, 
 	if err != nil {
 		return "", fmt.Errorf("session/new: %w", err)
 	}
+	started()
 	return conn.Prompt(ctx, sid, text)
 }

@@ -14,8 +14,11 @@ import (
 // the client never sees as messages: a mode action ([session] modes), a
 // file request the policy refused before the client saw it ([session]
 // fs), a tool call the agent ran unasked. They come from the decision log
-// (policy.Options.Observe), in a queue of their own so that a slow stdout
-// never holds up the proxy's reading of the agent.
+// (policy.Options.Observe). The client's events and these notices wait in
+// one queue, in the order they were handed over: the governor acts on a
+// message before the proxy forwards it, and the client's event for it
+// comes later, so the transcript keeps the session's order; and a slow
+// stdout never holds up the proxy's reading of the agent.
 
 // EventUnasked is the --json event of a tool call the agent ran with no
 // permission request.
@@ -46,10 +49,16 @@ type unaskedCall struct {
 	Status string `json:"status,omitempty"`
 }
 
-// noticeQueue holds the entries observed and not yet shown.
+// shown is one queued item: a client event or a notice.
+type shown struct {
+	ev    *acp.Event
+	entry *policy.LogEntry
+}
+
+// noticeQueue holds the items handed over and not yet shown.
 type noticeQueue struct {
 	mu    sync.Mutex
-	q     []policy.LogEntry
+	q     []shown
 	show  sync.Mutex // held while showing, so that flush keeps the order
 	wake  chan struct{}
 	quit  chan struct{}
@@ -69,12 +78,15 @@ func isNotice(e policy.LogEntry) bool {
 
 // observe is policy.Options.Observe.
 func (p *runPrinter) observe(e policy.LogEntry) {
-	if !isNotice(e) {
-		return
+	if isNotice(e) {
+		p.push(shown{entry: &e})
 	}
+}
+
+func (p *runPrinter) push(item shown) {
 	n := &p.notices
 	n.mu.Lock()
-	n.q = append(n.q, e)
+	n.q = append(n.q, item)
 	n.mu.Unlock()
 	select {
 	case n.wake <- struct{}{}:
@@ -94,7 +106,7 @@ func (p *runPrinter) noticeLoop() {
 	}
 }
 
-// flush shows every notice queued.
+// flush shows everything queued.
 func (p *runPrinter) flush() {
 	n := &p.notices
 	n.show.Lock()
@@ -107,14 +119,18 @@ func (p *runPrinter) flush() {
 		if len(batch) == 0 {
 			return
 		}
-		for _, e := range batch {
-			p.notice(e)
+		for _, item := range batch {
+			if item.ev != nil {
+				p.show(*item.ev)
+			} else {
+				p.notice(*item.entry)
+			}
 		}
 	}
 }
 
-// close shows what is queued and stops the printer's goroutine; a notice
-// observed later is not shown. It is idempotent.
+// close shows what is queued and stops the printer's goroutine; what is
+// handed over later is not shown. It is idempotent.
 func (p *runPrinter) close() {
 	p.notices.close.Do(func() { close(p.notices.quit) })
 	p.flush()

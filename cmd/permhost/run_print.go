@@ -46,8 +46,12 @@ func newRunPrinter(stdout, stderr io.Writer, asJSON bool) *runPrinter {
 	return p
 }
 
-// event is the ClientConn's event callback.
-func (p *runPrinter) event(ev acp.Event) {
+// event is the ClientConn's event callback: the event waits its turn
+// behind the governor's notices observed before it (run_notice.go).
+func (p *runPrinter) event(ev acp.Event) { p.push(shown{ev: &ev}) }
+
+// show shows one of the client's events.
+func (p *runPrinter) show(ev acp.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch ev.Kind {
@@ -202,8 +206,9 @@ func (p *runPrinter) note(msg string) {
 	p.line("permhost run: " + msg)
 }
 
-// fail reports why the run failed.
+// fail reports why the run failed, after what is queued.
 func (p *runPrinter) fail(msg string) {
+	p.flush()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.json != nil {
@@ -212,8 +217,9 @@ func (p *runPrinter) fail(msg string) {
 	p.line("permhost run: " + msg)
 }
 
-// stopped reports the stop reason.
+// stopped reports the stop reason, after what is queued.
 func (p *runPrinter) stopped(reason string) {
+	p.flush()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.json != nil {
