@@ -44,7 +44,10 @@ var ErrHeadless = errors.New("policy: headless options")
 
 // Headless returns the permission handler of `permhost run`: the plugin
 // chain, then for undecided requests the headless policy. Every decision is
-// logged with decidedBy a plugin, builtin, person or cancel.
+// logged with decidedBy a plugin, builtin, person or cancel, and records
+// what [session] adds as the proxy's handler does (options removed under
+// modes = "govern"; an allowed call's own file requests not asked again by
+// the Governor, which permhost run runs in a proxy of its own).
 func (e *Engine) Headless(opts HeadlessOptions) (acp.PermissionHandler, error) {
 	if opts.OnUndecided == "" {
 		opts.OnUndecided = e.cfg.OnUndecided

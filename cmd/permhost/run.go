@@ -54,12 +54,23 @@ initialize, session/new in --cwd, one prompt, to the end of the turn.
 Agent text goes to stdout; tool calls, their status and each permission
 decision (what, who decided, why, in how long) go to stderr. With --json,
 stdout instead carries one JSON event per line (text, thought, tool_call,
-tool_call_update, permission, fs, mode, update, stop).
+tool_call_update, permission, fs, mode, unasked, update, stop).
 
 Permission requests run through the configured plugins; a request they
 leave undecided follows --on-undecided: reject (the offered reject option),
 cancel (the ACP cancelled outcome), or prompt (ask at the terminal when
 stdin is one; otherwise reject). Every decision goes to the decision log.
+
+The session is governed as permhost proxy's are ([session] modes and fs,
+"govern" by default when plugins are configured): a session that starts
+in a mode where the agent decides by itself is moved to its asking mode
+before the prompt is sent (a "mode" event; one that cannot be moved is not
+prompted: exit 7); the agent's own switch into such a mode is reversed;
+options that would switch into one are removed; with --allow-fs the
+agent's file requests go through the plugins first (a refusal is an "fs"
+event and the agent gets the policy's error); a tool call the agent runs
+with no permission request is logged, warned about once and shown (an
+"unasked" event).
 
 Ctrl-C cancels the turn (session/cancel; pending requests answered
 cancelled) and waits for the agent's stop reason; a second Ctrl-C stops the
@@ -72,6 +83,7 @@ exit status:
   4  the turn was cancelled
   5  the agent refused (refusal)
   6  a limit ended the turn (max_tokens, max_turn_requests)
+  7  the session cannot be governed ([session] modes): the prompt was not sent
 
 flags:`
 
@@ -86,7 +98,7 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	jsonOut := fs.Bool("json", false, "print one JSON event per line on stdout instead of the transcript")
 	onUndecided := fs.String("on-undecided", "", "what happens to requests the plugins leave undecided: reject, cancel or prompt (default: the configuration's headless.on_undecided, else reject)")
 	permTimeout := fs.Duration("permission-timeout", 30*time.Second, "bound on each permission decision, the person's answer included; then the builtin fallback answers (0: no bound)")
-	allowFS := fs.Bool("allow-fs", false, "serve the agent's fs/read_text_file and fs/write_text_file, confined to --cwd")
+	allowFS := fs.Bool("allow-fs", false, "serve the agent's fs/read_text_file and fs/write_text_file, confined to --cwd (through the plugins first when [session] fs governs)")
 	promptText := fs.String("prompt", "", "the prompt to send")
 	promptFile := fs.String("prompt-file", "", "read the prompt from this file ('-' for stdin)")
 	logLevel := fs.String("log-level", "warn", "diagnostics level: debug, info, warn or error")
