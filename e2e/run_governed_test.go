@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // These tests run `permhost run` against testdata/likeagent behaving as a
@@ -61,28 +60,15 @@ func (r *governedRun) run(flags []string, steps []string, agentFlags ...string) 
 	args = append(append(args, "--", likeAgent(r.t), "-events", r.events, "-report", r.report), agentFlags...)
 	c := exec.Command(permhostBin, args...)
 	c.Env = append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(r.dir, "state"), "XDG_CONFIG_HOME="+r.dir)
-	var o, e bytes.Buffer
-	c.Stdout, c.Stderr = &o, &e
-	if err := c.Start(); err != nil {
-		r.t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { c.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(runWait):
-		c.Process.Kill()
-		<-done
-		r.t.Fatalf("permhost run did not end; stderr:\n%s", e.String())
-	}
+	code, stdout, stderr = runToEnd(r.t, c)
 	r.t.Cleanup(func() {
 		if r.t.Failed() {
 			ev, _ := os.ReadFile(r.events)
 			lg, _ := os.ReadFile(r.log)
-			r.t.Logf("agent events:\n%s\ndecision log:\n%s\nstdout:\n%s\nstderr:\n%s", ev, lg, o.String(), e.String())
+			r.t.Logf("agent events:\n%s\ndecision log:\n%s\nstdout:\n%s\nstderr:\n%s", ev, lg, stdout, stderr)
 		}
 	})
-	return c.ProcessState.ExitCode(), o.String(), e.String()
+	return code, stdout, stderr
 }
 
 // steps returns the agent's step events.

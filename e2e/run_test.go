@@ -71,11 +71,16 @@ func (e *runEnv) cmd(flags []string, agent ...string) *exec.Cmd {
 // run runs permhost run to the end.
 func (e *runEnv) run(flags []string, agent ...string) (code int, stdout, stderr string) {
 	e.t.Helper()
-	c := e.cmd(flags, agent...)
+	return runToEnd(e.t, e.cmd(flags, agent...))
+}
+
+// runToEnd runs c, a permhost run, to its end (within runWait).
+func runToEnd(t *testing.T, c *exec.Cmd) (code int, stdout, stderr string) {
+	t.Helper()
 	var o, er bytes.Buffer
 	c.Stdout, c.Stderr = &o, &er
 	if err := c.Start(); err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
@@ -84,7 +89,7 @@ func (e *runEnv) run(flags []string, agent ...string) (code int, stdout, stderr 
 	case <-time.After(runWait):
 		c.Process.Kill()
 		<-done
-		e.t.Fatalf("permhost run did not end; stderr:\n%s", er.String())
+		t.Fatalf("permhost run did not end; stderr:\n%s", er.String())
 	}
 	return c.ProcessState.ExitCode(), o.String(), er.String()
 }
