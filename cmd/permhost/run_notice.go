@@ -15,10 +15,13 @@ import (
 // file request the policy refused before the client saw it ([session]
 // fs), a tool call the agent ran unasked. They come from the decision log
 // (policy.Options.Observe). The client's events and these notices wait in
-// one queue, in the order they were handed over: the governor acts on a
-// message before the proxy forwards it, and the client's event for it
-// comes later, so the transcript keeps the session's order; and a slow
-// stdout never holds up the proxy's reading of the agent.
+// one queue, in the order they were handed over: the governor acts on an
+// agent's message before the proxy forwards it, and the client's event for
+// it comes later, so the transcript keeps the order of what the agent did;
+// and a slow stdout never holds up the proxy's reading of the agent. (The
+// client's own answer to a request the governor made up, and the
+// governor's action on that answer, may be shown either way round: the
+// client hands its events over from a goroutine of its own.)
 
 // EventUnasked is the --json event of a tool call the agent ran with no
 // permission request.
@@ -214,7 +217,7 @@ func refusedBy(e policy.LogEntry) string {
 	switch e.DecidedBy {
 	case policy.ByPerson:
 		// The governor asked run's client, whose headless policy answered
-		// the permission request it was sent (shown before this line).
+		// the permission request it was sent (its own line).
 		s = "refused by the decision on its permission request"
 	default:
 		s = "refused by " + who(e.DecidedBy)
