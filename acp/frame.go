@@ -162,9 +162,8 @@ func isEnvelopeVariant(key string) bool {
 	if len(key) > 24 {
 		return false
 	}
-	f := jsontext.Fold(key)
 	for _, e := range envelope {
-		if f == jsontext.Fold(e) {
+		if jsontext.FoldEqual(key, e) {
 			return true
 		}
 	}
@@ -189,7 +188,7 @@ func recoverIDs(body []byte) [][]byte {
 	}
 	var ids [][]byte
 	for _, m := range ms {
-		if len(m.Key) <= 6 && jsontext.Fold(m.Key) == jsontext.Fold("id") {
+		if len(m.Key) <= 6 && jsontext.FoldEqual(m.Key, "id") {
 			if _, err := jsontext.CanonicalID(m.Value); err == nil && !jsontext.IsNull(m.Value) {
 				ids = append(ids, m.Value)
 			}

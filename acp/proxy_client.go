@@ -304,7 +304,7 @@ func looksLikePermissionResult(result []byte) bool {
 		return false
 	}
 	for _, m := range ms {
-		if len(m.Key) < 32 && jsontext.Fold(m.Key) == jsontext.Fold("outcome") {
+		if len(m.Key) < 32 && jsontext.FoldEqual(m.Key, "outcome") {
 			return true
 		}
 	}

@@ -132,7 +132,7 @@ func Lookup(b []byte, names ...string) (map[string][]byte, error) {
 				out[n] = m.Value
 			// Folding can triple a key's bytes (k, the Kelvin sign), never
 			// more: longer keys need not be folded.
-			case len(m.Key) <= 3*len(n) && len(n) <= 3*len(m.Key) && Fold(m.Key) == Fold(n):
+			case len(m.Key) <= 3*len(n) && len(n) <= 3*len(m.Key) && FoldEqual(m.Key, n):
 				return nil, &Error{Offset: m.Offset, Key: m.Key, Err: ErrUnknownKey}
 			}
 		}
@@ -475,15 +475,46 @@ func Fold(s string) string {
 	}
 	out := make([]rune, 0, len(s))
 	for _, r := range s {
-		m := r
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			if f < m {
-				m = f
-			}
-		}
-		out = append(out, m)
+		out = append(out, foldRune(r))
 	}
 	return string(out)
+}
+
+// FoldEqual reports whether Fold(a) == Fold(b), without building either:
+// it is on the path of every key a strict lookup reads.
+func FoldEqual(a, b string) bool {
+	for a != "" && b != "" {
+		ra, na := rune(a[0]), 1
+		if ra >= utf8.RuneSelf {
+			ra, na = utf8.DecodeRuneInString(a)
+		}
+		rb, nb := rune(b[0]), 1
+		if rb >= utf8.RuneSelf {
+			rb, nb = utf8.DecodeRuneInString(b)
+		}
+		if ra != rb && foldRune(ra) != foldRune(rb) {
+			return false
+		}
+		a, b = a[na:], b[nb:]
+	}
+	return a == b
+}
+
+// foldRune is the least rune of r's simple-folding orbit.
+func foldRune(r rune) rune {
+	if r < utf8.RuneSelf {
+		if 'a' <= r && r <= 'z' {
+			r -= 'a' - 'A'
+		}
+		return r
+	}
+	m := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f < m {
+			m = f
+		}
+	}
+	return m
 }
 
 // scanString checks the string at b[i] (b[i] == '"') and returns the index

@@ -417,3 +417,15 @@ func BenchmarkCheckDecision(b *testing.B) {
 		}
 	}
 }
+
+// FuzzFoldEqual: FoldEqual is Fold's equality, without the strings.
+func FuzzFoldEqual(f *testing.F) {
+	for _, s := range [][2]string{{"id", "ID"}, {"id", "iD"}, {"k", "\u212a"}, {"s", "\u017f"}, {"outcome", "OUTCOME"}, {"a", "ab"}, {"\xff", "\ufffd"}, {"", ""}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if got, want := FoldEqual(a, b), Fold(a) == Fold(b); got != want {
+			t.Fatalf("FoldEqual(%q, %q) = %v, Fold equality %v", a, b, got, want)
+		}
+	})
+}

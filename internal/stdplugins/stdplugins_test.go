@@ -41,12 +41,12 @@ func TestCommittedModulesAreFresh(t *testing.T) {
 		out = filepath.Join(root, "build", "plugins")
 	}
 	mk := filepath.Join(root, "plugins", "examples", "plugins.mk")
-	cmd := exec.Command("make", "-s", "-f", mk, "OUT="+out, "all")
+	cmd := exec.Command("make", "-s", "--no-print-directory", "-f", mk, "OUT="+out, "all")
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the example plugins (make -f plugins/examples/plugins.mk): %v\n%s", err, b)
 	}
-	b, err := exec.Command("make", "-s", "-f", mk, "names").Output()
+	b, err := exec.Command("make", "-s", "--no-print-directory", "-f", mk, "names").Output()
 	if err != nil {
 		t.Fatalf("make names: %v", err)
 	}

@@ -582,12 +582,15 @@ func vmHWM(pid int) int64 {
 func (r *runner) goBench(rep *report) error {
 	count := strconv.Itoa(r.runs)
 	for _, args := range [][]string{
-		{"-bench", "^BenchmarkDecide$", "-benchtime", "1s", "-count", count},
-		{"-bench", "^BenchmarkThroughput$", "-benchtime", "2s", "-count", count},
-		{"-bench", "^BenchmarkFallback(Process)?$", "-benchtime", "200x", "-count", "1"},
-		{"-bench", "^BenchmarkLoadFailure(Process)?$", "-benchtime", "10x", "-count", "1"},
+		{"-bench", "^BenchmarkDecide$", "-benchtime", "1s", "-count", count, "./bench/"},
+		{"-bench", "^BenchmarkThroughput$", "-benchtime", "2s", "-count", count, "./bench/"},
+		{"-bench", "^BenchmarkFallback(Process)?$", "-benchtime", "200x", "-count", "1", "./bench/"},
+		{"-bench", "^BenchmarkLoadFailure(Process)?$", "-benchtime", "10x", "-count", "1", "./bench/"},
+		// The proxy's own paths: a governed session's start, the strict
+		// path of tool-call updates, the fast path's look at a line.
+		{"-bench", "^Benchmark(SessionStart|ToolCallUpdates|IsPlainUpdate)$", "-benchtime", "1s", "-count", count, "./acp/"},
 	} {
-		cmd := exec.CommandContext(context.Background(), "go", append([]string{"test", "-run", "^$", "-timeout", "20m"}, append(args, "./bench/")...)...)
+		cmd := exec.CommandContext(context.Background(), "go", append([]string{"test", "-run", "^$", "-timeout", "20m"}, args...)...)
 		cmd.Env = append(os.Environ(), "PERMHOST_PLUGINS_DIR="+r.plugins)
 		var out bytes.Buffer
 		cmd.Stdout = io.MultiWriter(&out, r.log)

@@ -294,6 +294,22 @@ func (r *report) markdown() string {
 		w("| `%s` | %s | %s | %s | %s | %s |\n", f.Name, f.Ends, r.cell(k+".p50-ms", 1, "%.2f"), r.cell(k+".p99-ms", 1, "%.2f"), r.cell(k+".max-ms", 1, "%.2f"), r.isolationCell("LoadFailure", f.Name))
 	}
 
+	w("\n## Governed sessions and the proxy's paths (`acp` benchmarks)\n\n")
+	w("`go test -bench '^Benchmark(SessionStart|ToolCallUpdates|IsPlainUpdate)$' ./acp` (1 s per run), in process over pipes. A switched start is a `session/new` whose result waits in its place while the Governor moves the session to an asking mode (one more round trip to the agent; a real agent's `session/new` takes ~300 ms). Tool-call updates take the strict path (each is decoded and tracked, and with a Governor shown to it); a plain `session/update` takes the fast path, whose look at a line is the last rows.\n\n")
+	w("| benchmark | result |\n|---|---|\n")
+	w("| `session/new` through the proxy, agent answering at once | %s µs |\n", r.cell("bench.SessionStart/forwarded.ns/op", 1e-3, "%.1f"))
+	w("| the same, the Governor switching the mode first | %s µs |\n", r.cell("bench.SessionStart/switched.ns/op", 1e-3, "%.1f"))
+	w("| 4,096 tool-call updates of ~1 KiB, no Governor | %s MB/s |\n", r.cell("bench.ToolCallUpdates/no-governor.MB/s", 1, "%.1f"))
+	w("| the same, each shown to a Governor | %s MB/s |\n", r.cell("bench.ToolCallUpdates/governor.MB/s", 1, "%.1f"))
+	for _, c := range []struct{ key, name string }{
+		{"padding", "a 1 KiB plain update (one long string)"},
+		{"padding/memo", "the same, a stream of lines of one shape (the memo spares the walk)"},
+		{"prose", "a 1 KiB plain update of prose and code (escapes, snake_case words)"},
+		{"prose/memo", "the same, a stream of one shape"},
+	} {
+		w("| fast path's look at %s | %s MB/s |\n", c.name, r.cell("bench.IsPlainUpdate/"+c.key+".MB/s", 1, "%.0f"))
+	}
+
 	w("\n## Memory: peak RSS of `permhost proxy`\n\n")
 	w("`VmHWM` of the proxy after 2,000 decisions (pools filled), read before it exits. The first run of each compiles every plugin into an empty cache; the others load from the cache.\n\n")
 	w("| configuration | peak RSS, compiling (MiB) | peak RSS, warm cache (MiB) |\n|---|---|---|\n")
