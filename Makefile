@@ -27,14 +27,18 @@ build:
 # Example plugins: each its own module under plugins/examples, built
 # reproducibly into build/plugins and reused by the tests (first builds take
 # ~30 s each). `plugins` also refreshes the standard plugins embedded in
-# permhost (internal/stdplugins: the modules and the TOOLCHAIN that built
-# them) from that build; the tests only build (build-plugins), and
-# internal/stdplugins' test fails when the committed modules are not what the
-# sources build to.
+# permhost (internal/stdplugins: the modules, the TOOLCHAIN that built
+# them, and CONFIGKEYS, the configuration keys each declares) from that
+# build; the tests only build (build-plugins), and internal/stdplugins' test
+# fails when the committed modules are not what the sources build to
+# (policy's, when CONFIGKEYS is not what they declare).
 STD := internal/stdplugins
 
 plugins:
 	@$(MAKE) --no-print-directory -f plugins/examples/plugins.mk OUT=$(abspath $(PLUGINS)) STD=$(abspath $(STD)) std
+	@# CONFIGKEYS: each standard plugin's configuration keys, known without
+	@# compiling it (a first run checks a configuration at once).
+	$(GO) test -count=1 ./policy -run '^TestStandardConfigKeys$$' -update
 
 build-plugins:
 	@$(MAKE) --no-print-directory -f plugins/examples/plugins.mk OUT=$(abspath $(PLUGINS))

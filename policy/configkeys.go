@@ -9,8 +9,8 @@ import (
 )
 
 // CheckPluginKeys reads the keys each of plugins that has a configuration
-// table declares — from the compile cache's remembered description, else by
-// loading the plugin — and returns the keys of those tables
+// table declares — from the compile cache's remembered description or the
+// standard plugins' built-in list, else by loading the plugin — and returns the keys of those tables
 // it does not declare ([config.CheckConfigKeys]), in file order. A plugin
 // that cannot be loaded is skipped: what is wrong with it is reported
 // elsewhere. It is for a configuration that already has mistakes, so that
@@ -24,8 +24,8 @@ func CheckPluginKeys(ctx context.Context, plugins []config.Plugin, cacheDir stri
 			continue
 		}
 		if sha, err := pc.Digest(); err == nil {
-			if info, ok := host.CachedInfo(cacheDir, sha); ok {
-				found[i] = config.CheckConfigKeys(pc, info.ConfigKeys)
+			if keys, ok := knownConfigKeys(cacheDir, pc.Path, sha); ok {
+				found[i] = config.CheckConfigKeys(pc, keys)
 				continue
 			}
 		}

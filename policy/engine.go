@@ -17,6 +17,7 @@ import (
 	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/grants"
+	"github.com/permhost/permhost/internal/stdplugins"
 )
 
 // Options configure an [Engine].
@@ -460,14 +461,28 @@ func (e *Engine) cachedMistakes() (mistakes []*config.Error, complete bool) {
 			if err != nil {
 				return nil, false
 			}
-			info, ok := host.CachedInfo(e.cacheDir, sha)
+			keys, ok := knownConfigKeys(e.cacheDir, pc.Path, sha)
 			if !ok {
 				return nil, false
 			}
-			mistakes = append(mistakes, config.CheckConfigKeys(pc, info.ConfigKeys)...)
+			mistakes = append(mistakes, config.CheckConfigKeys(pc, keys)...)
 		}
 	}
 	return mistakes, true
+}
+
+// knownConfigKeys returns the configuration keys the module at path
+// (sha256 sha) declares, without loading it: from the description the
+// compile cache remembers, or for a standard plugin from the list built
+// into permhost, so that a first run need not wait for a compile either.
+func knownConfigKeys(cacheDir, path, sha string) ([]string, bool) {
+	if info, ok := host.CachedInfo(cacheDir, sha); ok {
+		return info.ConfigKeys, true
+	}
+	if name, ok := stdplugins.Name(path); ok {
+		return stdplugins.ConfigKeys(name, sha)
+	}
+	return nil, false
 }
 
 // Config is the engine's configuration.

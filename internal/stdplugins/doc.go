@@ -8,4 +8,7 @@
 // their sources (plugins/examples/plugins.mk, reusing build/plugins when it
 // is current) and fails when a committed module is not byte for byte what
 // the sources build to, so the embedded bytes are exactly the sources.
+// CONFIGKEYS lists the configuration keys each module declares, so that a
+// configuration naming one is checked before the agent starts without
+// compiling it first; policy's test holds it to the modules' own answers.
 package stdplugins

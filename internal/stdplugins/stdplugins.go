@@ -80,3 +80,44 @@ var sums = sync.OnceValue(func() map[string]string {
 func unknown(name string) error {
 	return fmt.Errorf("%w %q (the standard plugins are %s)", ErrUnknown, name, strings.Join(names(), ", "))
 }
+
+// configKeysFile is CONFIGKEYS: for each module, its sha256 and the
+// configuration keys its permhost_describe declares, one line each
+// ("NAME SHA256 KEY..."), written by policy's test with -update (which
+// `make plugins` runs) and checked by it against each module's own answer.
+//
+//go:embed CONFIGKEYS
+var configKeysFile string
+
+// ConfigKeysFile is the name of the file ConfigKeys reads, for the test
+// that writes it.
+const ConfigKeysFile = "CONFIGKEYS"
+
+var configKeys = sync.OnceValue(func() map[string][]string {
+	m := map[string][]string{}
+	for line := range strings.SplitSeq(configKeysFile, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		m[f[0]+" "+f[1]] = f[2:]
+	}
+	return m
+})
+
+// ConfigKeys returns the configuration keys the standard plugin name
+// declares, known without loading it, when sha is its module's sha256
+// (what CONFIGKEYS was written for); false otherwise. A configuration's
+// keys can then be checked before the agent starts even on a first run, as
+// the compile cache's remembered description allows on later ones. It is a
+// hint: the loaded plugin's own description is authoritative.
+func ConfigKeys(name, sha string) ([]string, bool) {
+	keys, ok := configKeys()[name+" "+sha]
+	if !ok {
+		return nil, false
+	}
+	if keys == nil {
+		keys = []string{}
+	}
+	return slices.Clone(keys), true
+}
