@@ -31,14 +31,14 @@ build:
 # them, and CONFIGKEYS, the configuration keys each declares) from that
 # build; the tests only build (build-plugins), and internal/stdplugins' test
 # fails when the committed modules are not what the sources build to
-# (policy's, when CONFIGKEYS is not what they declare).
+# (plugins/examples', when CONFIGKEYS is not what they declare).
 STD := internal/stdplugins
 
 plugins:
 	@$(MAKE) --no-print-directory -f plugins/examples/plugins.mk OUT=$(abspath $(PLUGINS)) STD=$(abspath $(STD)) std
 	@# CONFIGKEYS: each standard plugin's configuration keys, known without
 	@# compiling it (a first run checks a configuration at once).
-	$(GO) test -count=1 ./policy -run '^TestStandardConfigKeys$$' -update
+	$(GO) test -count=1 ./plugins/examples -run '^TestStandardConfigKeys$$' -update
 
 build-plugins:
 	@$(MAKE) --no-print-directory -f plugins/examples/plugins.mk OUT=$(abspath $(PLUGINS))

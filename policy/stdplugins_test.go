@@ -3,20 +3,13 @@ package policy_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/permhost/permhost/abi"
-	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/stdplugins"
 	"github.com/permhost/permhost/policy"
-	"github.com/permhost/permhost/sandbox"
 )
 
 // A configuration that names a standard plugin (path = "std:NAME") runs
@@ -69,58 +62,6 @@ timeout = "10s"
 	err = engine(t, "allow_force_with_leas").CheckConfig(context.Background())
 	if err == nil || !strings.Contains(err.Error(), `plugin[0].config.allow_force_with_leas`) || !strings.Contains(err.Error(), `"allow_force_with_lease"`) {
 		t.Errorf("CheckConfig with a misspelt key = %v", err)
-	}
-}
-
-// TestStandardConfigKeys holds internal/stdplugins/CONFIGKEYS, which lets
-// a first run check a standard plugin's configuration keys before the
-// agent starts without compiling it, to what each embedded module's own
-// permhost_describe declares (go test ./policy -run TestStandardConfigKeys
-// -update rewrites it; `make plugins` does).
-func TestStandardConfigKeys(t *testing.T) {
-	names := stdplugins.Names()
-	declared := make([][]string, len(names))
-	errs := make([]error, len(names))
-	var wg sync.WaitGroup
-	for i, name := range names { // in parallel: a Go plugin compiles for seconds
-		wg.Go(func() {
-			wasm, _ := stdplugins.Module(name)
-			p, err := host.Load(context.Background(), host.Options{Name: name, Wasm: wasm, CacheDir: "off", PoolSize: 1,
-				Limits: sandbox.Limits{Timeout: 30 * time.Second}})
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			declared[i] = p.Info().ConfigKeys
-			p.Close(context.Background())
-		})
-	}
-	wg.Wait()
-
-	var b strings.Builder
-	b.WriteString("# NAME SHA256 CONFIG-KEYS... (written by: go test ./policy -run TestStandardConfigKeys -update)\n")
-	for i, name := range names {
-		if errs[i] != nil {
-			t.Fatalf("%s: %v", name, errs[i])
-		}
-		sum, _ := stdplugins.SHA256(name)
-		b.WriteString(strings.TrimSpace(strings.Join(append([]string{name, sum}, declared[i]...), " ")) + "\n")
-		if *update {
-			continue
-		}
-		got, ok := stdplugins.ConfigKeys(name, sum)
-		switch {
-		case !ok:
-			t.Errorf("CONFIGKEYS has no line for %s at %s: refresh it with `make plugins`", name, sum)
-		case !slices.Equal(got, declared[i]) && len(got)+len(declared[i]) > 0:
-			t.Errorf("CONFIGKEYS says %s declares %q, the module says %q: refresh it with `make plugins`", name, got, declared[i])
-		}
-	}
-	if *update {
-		path := filepath.Join("..", "internal", "stdplugins", stdplugins.ConfigKeysFile)
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 

@@ -10,5 +10,6 @@
 // the sources build to, so the embedded bytes are exactly the sources.
 // CONFIGKEYS lists the configuration keys each module declares, so that a
 // configuration naming one is checked before the agent starts without
-// compiling it first; policy's test holds it to the modules' own answers.
+// compiling it first; plugins/examples' test holds it to the modules' own
+// answers.
 package stdplugins

@@ -83,8 +83,8 @@ func unknown(name string) error {
 
 // configKeysFile is CONFIGKEYS: for each module, its sha256 and the
 // configuration keys its permhost_describe declares, one line each
-// ("NAME SHA256 KEY..."), written by policy's test with -update (which
-// `make plugins` runs) and checked by it against each module's own answer.
+// ("NAME SHA256 KEY..."), written by plugins/examples' test with -update (which
+// `make plugins` runs), which checks it against each module's own answer.
 //
 //go:embed CONFIGKEYS
 var configKeysFile string
