@@ -104,18 +104,7 @@ func (p *Proxy) intercept(body []byte) *permission {
 		return nil
 	}
 	req := p.state.permissionRequest(d, own)
-
-	ctx, cancel := context.WithCancel(p.ctx)
-	pp := &permission{req: req, key: idKey(req.ID), ctx: ctx, cancel: cancel, answers: make(chan Answer, 1)}
-	p.mu.Lock()
-	old := p.perms[pp.key]
-	p.perms[pp.key] = pp
-	p.answered.remove(pp.key)
-	p.mu.Unlock()
-	if old != nil {
-		p.log.Warn("the agent reused the id of an unanswered permission request; cancelling the older one", "id", pp.key)
-		p.finish(old, old.cancelled())
-	}
+	pp := p.register(req, nil, "permission request")
 	p.state.markAsked(req.SessionID, req.ToolCallID)
 	p.log.Debug("permission request intercepted", "id", pp.key, "session", req.SessionID, "toolCall", req.ToolCallID, "suspicious", req.Suspicious)
 	return pp
@@ -132,6 +121,18 @@ func (p *Proxy) interceptGoverned(body []byte, d decoded) *permission {
 	areq = p.state.agentRequest(decode(own), own)
 	req := &PermissionRequest{ID: areq.ID, Line: own, Params: areq.Params, SessionID: areq.SessionID,
 		ToolCallID: areq.ToolCallID, Session: areq.Session, Suspicious: areq.Suspicious}
+	pp := p.register(req, areq, "request")
+	if areq.ToolCallID != "" {
+		p.state.markAsked(areq.SessionID, areq.ToolCallID)
+	}
+	p.log.Debug("agent request taken over", "id", pp.key, "method", areq.Method, "session", areq.SessionID)
+	return pp
+}
+
+// register records the permission of an intercepted request (areq set for
+// one a Governor took over) under its id; an unanswered one the agent sent
+// under the same id (what names its kind) is cancelled.
+func (p *Proxy) register(req *PermissionRequest, areq *AgentRequest, what string) *permission {
 	ctx, cancel := context.WithCancel(p.ctx)
 	pp := &permission{req: req, areq: areq, key: idKey(req.ID), ctx: ctx, cancel: cancel, answers: make(chan Answer, 1)}
 	p.mu.Lock()
@@ -140,13 +141,9 @@ func (p *Proxy) interceptGoverned(body []byte, d decoded) *permission {
 	p.answered.remove(pp.key)
 	p.mu.Unlock()
 	if old != nil {
-		p.log.Warn("the agent reused the id of an unanswered request; cancelling the older one", "id", pp.key)
+		p.log.Warn("the agent reused the id of an unanswered "+what+"; cancelling the older one", "id", pp.key)
 		p.finish(old, old.cancelled())
 	}
-	if areq.ToolCallID != "" {
-		p.state.markAsked(areq.SessionID, areq.ToolCallID)
-	}
-	p.log.Debug("agent request taken over", "id", pp.key, "method", areq.Method, "session", areq.SessionID)
 	return pp
 }
 
