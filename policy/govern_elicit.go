@@ -216,8 +216,7 @@ func (g *governor) elicitation(ctx context.Context, r *acp.AgentRequest, c acp.C
 		if ctx.Err() != nil {
 			return acp.Reply{}, ctx.Err()
 		}
-		entry.Plugins = LogPlugins(v.Votes)
-		entry.DecidedBy, entry.Reason, entry.Fallback = v.DecidedBy, v.Reason, v.Fallback
+		entry.recordVerdict(v)
 		switch {
 		case v.Outcome == abi.OutcomeCancel:
 			return done(entry, "cancel", "")

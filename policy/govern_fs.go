@@ -283,8 +283,7 @@ func (g *governor) fsRequest(ctx context.Context, r *acp.AgentRequest, c acp.Cli
 	if ctx.Err() != nil {
 		return acp.Reply{}, ctx.Err()
 	}
-	entry.Plugins = LogPlugins(v.Votes)
-	entry.DecidedBy, entry.Reason, entry.Fallback = v.DecidedBy, v.Reason, v.Fallback
+	entry.recordVerdict(v)
 	switch {
 	case v.Decided() && v.Outcome != abi.OutcomeReject && v.Outcome != abi.OutcomeCancel && v.OptionID == fsAllow:
 		entry.OptionID, entry.OptionKind = fsAllow, abi.OptionAllowOnce

@@ -181,6 +181,13 @@ func CanonicalSHA256(raw json.RawMessage) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// recordVerdict records who decided the chain's verdict v and why: the
+// plugins' votes, the deciding member, its reason and any fallback.
+func (e *LogEntry) recordVerdict(v host.Verdict) {
+	e.Plugins = LogPlugins(v.Votes)
+	e.DecidedBy, e.Reason, e.Fallback = v.DecidedBy, v.Reason, v.Fallback
+}
+
 // LogPlugins turns a chain's votes into log records, for every writer of
 // decision log entries (the proxy, run, and the leader's own log).
 func LogPlugins(votes []host.Vote) []LogPlugin {

@@ -85,8 +85,7 @@ func (e *Engine) governed(pr *acp.PermissionRequest, req abi.Request, berr error
 // decided, as a tool_call_update in order before anything later about the
 // call.
 func (h proxyHandler) answer(pr *acp.PermissionRequest, req abi.Request, v host.Verdict, c acp.Client, entry LogEntry) decision {
-	entry.Plugins = LogPlugins(v.Votes)
-	entry.DecidedBy, entry.Reason, entry.Fallback = v.DecidedBy, v.Reason, v.Fallback
+	entry.recordVerdict(v)
 	d := decision{entry: entry}
 	h.setAnswer(&d, req, v.OptionID, v.Outcome == abi.OutcomeCancel)
 	meta := marshal(map[string]any{"decision": map[string]any{
