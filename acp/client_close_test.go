@@ -1,32 +1,14 @@
 package acp
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/permhost/permhost/internal/acptest"
 )
-
-// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // Close closes the agent's output under the read loop; the read that fails
 // then is the connection ending as asked, not an error to report. (permhost
@@ -44,7 +26,7 @@ func TestClientCloseWhileReadingLogsNoError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer inR.Close()
-	var logs syncBuffer
+	var logs acptest.SyncBuffer
 	c, err := NewClientConn(inW, outR, ClientOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/acptest"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/policy"
 )
@@ -31,7 +32,7 @@ func TestEachDecisionIsAnnouncedAtInfo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs acptest.SyncBuffer
 			dlog := policy.NewDecisionLog(&logBuffer{}, nil)
 			defer dlog.Close()
 			e, err := policy.New(context.Background(), policy.Options{

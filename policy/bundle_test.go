@@ -11,34 +11,17 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/acptest"
 	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/policy"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func writeBundle(t *testing.T, dir string, rev int, wasm []byte, pin []byte) {
 	t.Helper()
@@ -75,7 +58,7 @@ func TestBundleHotReloadKeepsLastGood(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := &config.Config{Strategy: "sequential", Bundles: []config.Bundle{{Path: dir, TrustedKeys: []string{pub}}}}
-	logs := &syncBuffer{}
+	logs := &acptest.SyncBuffer{}
 	e, err := policy.New(context.Background(), policy.Options{
 		Config: cfg, CacheDir: "off", BundleState: filepath.Join(t.TempDir(), "state.json"),
 		ReloadEvery: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(logs, nil)),

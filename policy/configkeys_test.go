@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/acptest"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/policy"
 )
@@ -42,7 +43,7 @@ func TestEngineCheckConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs acptest.SyncBuffer
 	e, err := policy.New(context.Background(), policy.Options{Config: cfg, CacheDir: "off",
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {

@@ -1,11 +1,9 @@
 package policy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -14,29 +12,14 @@ import (
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/acptest"
 	"github.com/permhost/permhost/internal/config"
 )
 
-// syncBuffer is a decision-log destination the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) Close() error   { return nil }
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
-var _ io.WriteCloser = (*syncBuffer)(nil)
-
 // govEngine is an engine with session settings s and no plugins.
-func govEngine(t *testing.T, s config.Session) (*Engine, *DecisionLog, *syncBuffer) {
+func govEngine(t *testing.T, s config.Session) (*Engine, *DecisionLog, *acptest.SyncBuffer) {
 	t.Helper()
-	buf := &syncBuffer{}
+	buf := &acptest.SyncBuffer{}
 	dlog := NewDecisionLog(buf, nil)
 	cfg := &config.Config{Strategy: config.StrategySequential, OnUndecided: config.UndecidedReject, Session: s}
 	e, err := New(context.Background(), Options{Config: cfg, Log: dlog, Home: "/home/dev", Grants: t.TempDir() + "/grants.json"})
@@ -395,7 +378,7 @@ func (c *askingClient) Notify(string, json.RawMessage) error { return nil }
 // asking them.
 func TestFSRequests(t *testing.T) {
 	p := &seeing{d: abi.Decision{Outcome: abi.OutcomeReject, Reason: "no commands"}}
-	buf := &syncBuffer{}
+	buf := &acptest.SyncBuffer{}
 	dlog := NewDecisionLog(buf, nil)
 	cfg := &config.Config{Strategy: config.StrategySequential, OnUndecided: config.UndecidedReject, Session: governing()}
 	e, err := New(context.Background(), Options{Config: cfg, Log: dlog, Home: "/home/dev", Grants: t.TempDir() + "/g.json",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/acptest"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/policy"
 )
@@ -80,7 +81,7 @@ func TestCloseWhileLoadingLogsNoError(t *testing.T) {
 	cfg := &config.Config{Strategy: config.StrategySequential,
 		Plugins: []config.Plugin{{Name: "endless", Path: path, Timeout: time.Minute, Memory: 16 << 20,
 			FailurePolicy: config.FailureClosed, Layer: config.LayerUser}}}
-	var logs syncBuffer
+	var logs acptest.SyncBuffer
 	e, err := policy.New(context.Background(), policy.Options{Config: cfg, CacheDir: "off",
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {

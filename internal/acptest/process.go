@@ -1,13 +1,11 @@
 package acptest
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,7 +18,7 @@ type Process struct {
 	Stdin  io.WriteCloser
 	Stdout io.ReadCloser
 
-	stderr lockedBuffer
+	stderr SyncBuffer
 	done   chan struct{}
 	err    error // Wait's result; read after done is closed
 }
@@ -101,22 +99,4 @@ func (p *Process) Wait(timeout time.Duration) (int, error) {
 		return -1, p.err
 	}
 	return p.Cmd.ProcessState.ExitCode(), nil
-}
-
-// lockedBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
