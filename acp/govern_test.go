@@ -238,14 +238,14 @@ func jsonBool(b bool) string {
 // request that takes one of permhost's ids is refused.
 func TestGovernorUpdates(t *testing.T) {
 	g := &testGovernor{}
-	var sent []byte
+	// The reversal's answer reaches the governor's own goroutine, after the
+	// proxy has read it: the test waits for that goroutine, not the pipes.
+	reversed := make(chan []byte, 1)
 	g.onUpdate = func(u *Update, p Caller) {
 		if u.Kind == "current_mode_update" && u.ModeID == "auto" {
 			go func() {
 				a, _ := p.Agent(context.Background(), MethodSessionSetMode, json.RawMessage(`{"sessionId":"s-1","modeId":"default"}`))
-				g.mu.Lock()
-				sent = a.Line
-				g.mu.Unlock()
+				reversed <- a.Line
 			}()
 		}
 	}
@@ -270,11 +270,16 @@ func TestGovernorUpdates(t *testing.T) {
 	}
 	h.sendAgent(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}` + "\n")
 	h.syncBoth()
+	select {
+	case sent := <-reversed:
+		if len(sent) == 0 {
+			t.Error("the reversal got no answer")
+		}
+	case <-time.After(time.Minute): // a hang guard, not a margin
+		t.Fatal("the reversal's call never returned")
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(sent) == 0 {
-		t.Error("the reversal got no answer")
-	}
 	want := []Update{
 		{SessionID: "s-1", Kind: "tool_call", ToolCallID: "t1", Status: "pending", ToolKind: "execute"},
 		{SessionID: "s-1", Kind: "tool_call_update", ToolCallID: "t1", Status: "completed", ToolKind: "execute", Asked: true},
