@@ -8,6 +8,7 @@ import (
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
+	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/jsontext"
 )
 
@@ -211,8 +212,14 @@ func (g *governor) elicitation(ctx context.Context, r *acp.AgentRequest, c acp.C
 		e.log.Info("approval decided", "decisionId", entry.DecisionID, "action", action, "option", option, "decidedBy", entry.DecidedBy)
 		return acp.Reply{Result: approvalResult(action, option, a)}, nil
 	}
-	if berr == nil {
-		v := e.decide(ctx, req)
+	// v is what narrows the choices a person sees: a request permhost
+	// cannot build is the fallback's, as a permission request's is.
+	v := host.Verdict{Outcome: abi.OutcomeAsk}
+	if berr != nil {
+		v.Fallback = "request not understood: " + berr.Error()
+		entry.Fallback = v.Fallback
+	} else {
+		v = e.decide(ctx, req)
 		if ctx.Err() != nil {
 			return acp.Reply{}, ctx.Err()
 		}
@@ -229,16 +236,12 @@ func (g *governor) elicitation(ctx context.Context, r *acp.AgentRequest, c acp.C
 		case v.Decided():
 			entry.Reason = "allowed, but the form has fields only a person can fill: " + joinWords(a.others)
 		}
-	} else {
-		entry.Fallback = "request not understood: " + berr.Error()
 	}
-	// The editor decides, among the choices a person may see.
-	shown := req.Options
-	if berr == nil {
-		shown = e.pluginView(req).Options
-	} else {
-		shown = oneTime(shown, e.reqProfile(req))
-	}
+	// The editor decides, among the choices a person may see: narrowed as
+	// every person's are (personChoices), so that a failed fail-closed
+	// plugin or an admin's ask never offers the agent's persist choices
+	// that hand later calls to it, and the answer is checked against them.
+	shown := e.personChoices(req, v)
 	params, err := narrowedElicitation(r.Params, a, shown)
 	if err != nil {
 		return done(entry, "cancel", "")

@@ -432,3 +432,114 @@ func TestFSRequests(t *testing.T) {
 		t.Errorf("log %s", buf.String())
 	}
 }
+
+// failing is a chain member that fails (a trap) on every call.
+type failing struct{}
+
+func (failing) Call(context.Context, abi.Request) host.Result {
+	return host.Result{Err: &host.Error{Kind: host.KindTrap, Plugin: "broken", Err: errors.New("trap")}}
+}
+
+// recordingClient records the params it forwards and answers result.
+type recordingClient struct {
+	result string
+	params []json.RawMessage
+}
+
+func (c *recordingClient) Ask(ctx context.Context, params json.RawMessage) (acp.Answer, error) {
+	c.params = append(c.params, params)
+	return acp.Answer{Line: []byte(`{"jsonrpc":"2.0","id":7,"result":` + c.result + `}`), Result: json.RawMessage(c.result)}, nil
+}
+func (c *recordingClient) Notify(string, json.RawMessage) error { return nil }
+
+// TestApprovalNarrowed: with the agent's durable choices forwarded
+// (allow_always agent), an approval a failed fail-closed plugin or an
+// admin's ask leaves to the person offers only the one-time persist
+// choice, and an editor answer of "always" (not shown) reaches the agent
+// as cancel, never as persist always.
+func TestApprovalNarrowed(t *testing.T) {
+	const params = `{"sessionId":"s-1","message":"run tool","mode":"form","requestedSchema":{"type":"object","properties":{"persist":{"type":"string","oneOf":[{"const":"once","title":"Once"},{"const":"session","title":"Session"},{"const":"always","title":"Always"}]}}},"_meta":{"codex_approval_kind":"mcp_tool_call"}}`
+	for _, tc := range []struct {
+		name   string
+		member host.Member
+	}{
+		{"a failed fail-closed plugin", host.Member{Name: "broken", Layer: host.LayerTeam, Policy: host.FailClosed, Plugin: failing{}, Version: "1"}},
+		{"an admin's ask", host.Member{Name: "admin", Layer: host.LayerAdmin, Policy: host.FailClosed, Plugin: &seeing{d: abi.Decision{Outcome: abi.OutcomeAsk}}, Version: "1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := governing()
+			s.AllowAlways = config.AllowAlwaysAgent
+			cfg := &config.Config{Strategy: config.StrategySequential, OnUndecided: config.UndecidedReject, Session: s}
+			e, err := New(context.Background(), Options{Config: cfg, Log: NewDecisionLog(&acptest.SyncBuffer{}, nil), Home: "/home/dev",
+				Grants: t.TempDir() + "/g.json", Members: []host.Member{tc.member}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close(context.Background())
+			g := e.Governor()
+			r := &acp.AgentRequest{ID: json.RawMessage(`7`), Method: acp.MethodElicitationCreate, SessionID: "s-1", Params: json.RawMessage(params),
+				Session: acp.SessionInfo{ID: "s-1", Cwd: "/p", Agent: acp.Peer{Name: "codex-acp", Version: "0.16.0"}}}
+			if !g.Intercepts(r) {
+				t.Fatal("the approval was not taken")
+			}
+			for _, answer := range []string{`{"action":"accept","content":{"persist":"always"}}`, `{"action":"accept","content":{"persist":"session"}}`} {
+				c := &recordingClient{result: answer}
+				reply, err := g.AgentRequest(context.Background(), r, c, &fakeCaller{})
+				if err != nil || string(reply.Result) != `{"action":"cancel"}` {
+					t.Errorf("answer %s reached the agent as %s (%v)", answer, reply.Result, err)
+				}
+				if len(c.params) != 1 || !strings.Contains(string(c.params[0]), `"oneOf":[{"const":"once","title":"Once"}]`) {
+					t.Errorf("the editor was shown %s", c.params)
+				}
+			}
+			c := &recordingClient{result: `{"action":"accept","content":{"persist":"once"}}`}
+			if reply, err := g.AgentRequest(context.Background(), r, c, &fakeCaller{}); err != nil || string(reply.Result) != `{"action":"accept","content":{"persist":"once"}}` {
+				t.Errorf("once: %s (%v)", reply.Result, err)
+			}
+		})
+	}
+}
+
+// promptCaller records the permission requests of permhost's own it
+// sends the editor, and answers them with result.
+type promptCaller struct {
+	fakeCaller
+	result string
+	asked  []json.RawMessage
+}
+
+func (c *promptCaller) Client(_ context.Context, _ string, params json.RawMessage) (acp.Answer, error) {
+	c.asked = append(c.asked, params)
+	return acp.Answer{Line: []byte(`{"jsonrpc":"2.0","id":"x","result":` + c.result + `}`), Result: json.RawMessage(c.result)}, nil
+}
+
+// TestFSPromptNarrowed: a write a failed fail-closed plugin leaves to the
+// person is shown with the one-time choices only (no grant of
+// permhost's), and a chosen grant that was not shown is refused.
+func TestFSPromptNarrowed(t *testing.T) {
+	cfg := &config.Config{Strategy: config.StrategySequential, OnUndecided: config.UndecidedReject, Session: governing()}
+	e, err := New(context.Background(), Options{Config: cfg, Log: NewDecisionLog(&acptest.SyncBuffer{}, nil), Home: "/home/dev",
+		Grants: t.TempDir() + "/g.json", Members: []host.Member{{Name: "broken", Layer: host.LayerTeam, Policy: host.FailClosed, Plugin: failing{}, Version: "1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	g := e.Governor()
+	write := &acp.AgentRequest{ID: json.RawMessage(`7`), Method: acp.MethodWriteTextFile, SessionID: "s-1",
+		Session: acp.SessionInfo{ID: "s-1", Cwd: "/p", Agent: acp.Peer{Name: "gemini-cli", Version: "0.61.0"}},
+		Params:  json.RawMessage(`{"sessionId":"s-1","path":"/p/a.txt","content":"hi"}`)}
+	c := &promptCaller{result: `{"outcome":{"outcome":"selected","optionId":"permhost-grant-session"}}`}
+	r, err := g.AgentRequest(context.Background(), write, &askingClient{}, c)
+	if err != nil || r.Error == nil {
+		t.Fatalf("an answer naming a choice not shown: %+v %v", r, err)
+	}
+	if len(c.asked) != 1 {
+		t.Fatalf("asked %d times", len(c.asked))
+	}
+	var shown struct {
+		Options []abi.Option `json:"options"`
+	}
+	if err := json.Unmarshal(c.asked[0], &shown); err != nil || len(shown.Options) != 2 || shown.Options[0].OptionID != fsAllow || shown.Options[1].OptionID != fsReject {
+		t.Errorf("the person was shown %s", c.asked[0])
+	}
+}

@@ -212,6 +212,14 @@ func (e *Engine) personOptions(req abi.Request, v host.Verdict) ([]abi.Option, [
 	return shown, offers
 }
 
+// personChoices are the options a person may choose for verdict v on a
+// path that offers no grants of permhost's (an approval elicitation):
+// personOptions without the offers, narrowed the same way.
+func (e *Engine) personChoices(req abi.Request, v host.Verdict) []abi.Option {
+	shown, offers := e.personOptions(req, v)
+	return withoutOffers(shown, offers)
+}
+
 func offerOf(offers []grants.Offer, id string) (grants.Offer, bool) {
 	i := slices.IndexFunc(offers, func(o grants.Offer) bool { return o.Option.OptionID == id })
 	if i < 0 {
