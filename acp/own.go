@@ -108,9 +108,12 @@ func (c caller) Client(ctx context.Context, method string, params json.RawMessag
 		return Answer{}, ErrClosed
 	case <-ctx.Done():
 	}
-	if p.dropOwn(p.ownClient, key, &p.ownLateClient) {
-		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, append(append([]byte(`{"requestId":`), id...), '}')))
+	if !p.dropOwn(p.ownClient, key, &p.ownLateClient) {
+		// The client's answer was read before ctx was done: it is on its
+		// way to oc.answers (see permClient.Ask).
+		return <-oc.answers, nil
 	}
+	_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, append(append([]byte(`{"requestId":`), id...), '}')))
 	return Answer{}, ctx.Err()
 }
 

@@ -96,7 +96,10 @@ type Client interface {
 	// forwarded byte-for-byte; otherwise params replaces the original params.
 	// If ctx is done first, Ask sends the client $/cancel_request for the
 	// id, arranges for its late answer to be swallowed, and returns
-	// ctx.Err(). Ask may be called once per request (ErrAlreadyAsked).
+	// ctx.Err(); an answer the proxy read before ctx was done is returned
+	// whatever the order Ask notices them in, so that what decides is the
+	// order of the two on the proxy's side. Ask may be called once per
+	// request (ErrAlreadyAsked).
 	Ask(ctx context.Context, params json.RawMessage) (Answer, error)
 	// Notify sends the client a notification (for example a session/update
 	// tool_call_update telling what was decided), in order with the agent's

@@ -390,7 +390,14 @@ func (c *permClient) Ask(ctx context.Context, params json.RawMessage) (Answer, e
 	if withdraw {
 		pp.state = stateHeld // its late answer is dropped
 	}
+	received := pp.state == stateAnswered
 	p.mu.Unlock()
+	if received {
+		// The client's answer was read before the withdrawal could take:
+		// it is the answer (it reaches pp.answers once its place among
+		// the client's lines is settled), whichever of the two select saw.
+		return <-pp.answers, nil
+	}
 	if withdraw {
 		params := append(append([]byte(`{"requestId":`), bytes.TrimSpace(pp.req.ID)...), '}')
 		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, params))

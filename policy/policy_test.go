@@ -517,6 +517,64 @@ func TestRace(t *testing.T) {
 	})
 }
 
+// TestRacePersonAnswerWins: when the person's reject and a plugin's allow
+// are both in, the person's answer decides (RATIONALE.md, "The race
+// strategy"). The plugin's allow comes first and retracts the prompt, but
+// the editor's reject was read before the retraction took: Client.Ask
+// returns it, and it wins.
+func TestRacePersonAnswerWins(t *testing.T) {
+	race := &config.Config{Strategy: config.StrategyRace}
+	seen, release := make(chan abi.Request, 1), make(chan struct{})
+	s := newEngine(t, race, host.Member{Name: "allows", Layer: host.LayerUser, Policy: host.FailClosed,
+		Plugin: blocking{seen: seen, release: release, d: abi.Decision{Outcome: abi.OutcomeAllow, OptionID: "allow"}}})
+	c := &fakeClient{answer: func(ctx context.Context, p json.RawMessage) (acp.Answer, error) {
+		<-seen
+		close(release)
+		<-ctx.Done() // retracted after the plugin's allow...
+		return selects("reject")(ctx, p) // ...but the reject was read first
+	}}
+	resp, err := s.engine.Handler().RequestPermission(context.Background(), permissionRequest(t, claudeBash), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resultOf(t, resp); !strings.Contains(got, `"reject"`) {
+		t.Fatalf("the person rejected, the agent got %s", got)
+	}
+	if e := s.entries(t)[0]; e["decidedBy"] != "person" {
+		t.Fatalf("log = %v", e)
+	}
+}
+
+// TestRaceDurableChoiceWaitsForPlugins: a person's durable choice made
+// before the plugins are done stands only if their verdict lets a person
+// make it: after a failed fail-closed plugin it is refused.
+func TestRaceDurableChoiceWaitsForPlugins(t *testing.T) {
+	race := &config.Config{Strategy: config.StrategyRace, Session: config.Session{AllowAlways: config.AllowAlwaysAgent}}
+	seen, release := make(chan abi.Request, 1), make(chan struct{})
+	s := newEngine(t, race, host.Member{Name: "broken", Layer: host.LayerUser, Policy: host.FailClosed,
+		Plugin: failingBlocking{blocking{seen: seen, release: release}}})
+	c := &fakeClient{answer: func(ctx context.Context, p json.RawMessage) (acp.Answer, error) {
+		<-seen
+		defer close(release)
+		return selects("allow_always")(ctx, p)
+	}}
+	resp, err := s.engine.Handler().RequestPermission(context.Background(), permissionRequest(t, claudeBash), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resultOf(t, resp); strings.Contains(got, `allow`) {
+		t.Fatalf("a durable choice the fallback does not offer reached the agent: %s", got)
+	}
+}
+
+// failingBlocking is blocking, then failing.
+type failingBlocking struct{ b blocking }
+
+func (f failingBlocking) Call(ctx context.Context, req abi.Request) host.Result {
+	f.b.Call(ctx, req)
+	return host.Result{Err: &host.Error{Kind: host.KindTrap, Plugin: "broken", Err: errors.New("trap")}}
+}
+
 // blocking is a plugin that reports its call and then ignores its context
 // until released.
 type blocking struct {

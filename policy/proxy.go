@@ -376,10 +376,16 @@ func idsOf(opts []abi.Option) []string {
 	return out
 }
 
-// race shows the person the request at once while the plugins run; the first
-// decision wins. A plugin win retracts the editor's prompt ($/cancel_request,
-// its late answer swallowed by the proxy); a person's answer cancels the
-// plugins and discards what they would have said.
+// race shows the person the request at once while the plugins run. The
+// rule when both answer (RATIONALE.md, "The race strategy"): the person's
+// answer, once permhost has read it, wins. A plugin verdict that decides
+// retracts the editor's prompt; if the editor's answer was read before the
+// retraction took (Client.Ask then returns it), the person still wins,
+// so a person's reject never loses. A person's answer read first cancels
+// the plugins and discards what they would have said; only an answer that
+// would hand later calls over (a durable option, a grant of permhost's)
+// waits for their verdict, which says whether it was a choice a person
+// may make (a failed fail-closed plugin or an admin's ask narrows them).
 func (h proxyHandler) race(ctx context.Context, pr *acp.PermissionRequest, req abi.Request, c acp.Client, entry LogEntry) decision {
 	pluginCtx, stopPlugins := context.WithCancel(ctx)
 	defer stopPlugins()
@@ -422,33 +428,79 @@ func (h proxyHandler) race(ctx context.Context, pr *acp.PermissionRequest, req a
 		answers <- asked{a, err}
 	}()
 	shownFirst := shown
-	for {
-		select {
-		case v := <-verdicts:
-			verdicts = nil
-			if v.Decided() {
-				retract()
-				<-answers
-				d := h.answer(pr, req, v, c, entry)
-				d.entry.Person = &LogPerson{Shown: idsOf(shownFirst), Answer: "retracted"}
-				return d
-			}
-			// Undecided: the person's answer stands, checked against what
-			// the fallback or an admin ask would have offered.
-			// The offers stay those the person was shown.
-			shown, _ = h.e.personOptions(req, v)
+	// person is the person's answer winning; v is the plugins' verdict
+	// when it came, which narrows what the person could choose.
+	person := func(a asked, v *host.Verdict) decision {
+		if v != nil {
+			shown, _ = h.e.personOptions(req, *v)
 			entry.Plugins, entry.Fallback, entry.Reason = LogPlugins(v.Votes), v.Fallback, v.Reason
-		case a := <-answers:
-			stopPlugins()
-			d := h.personAnswered(ctx, req, shown, a.ans, a.err, decision{entry: entry, offers: offers})
-			if d.entry.Person != nil {
-				d.entry.Person.Shown = idsOf(shownFirst)
+		}
+		d := h.personAnswered(ctx, req, shown, a.ans, a.err, decision{entry: entry, offers: offers})
+		if d.entry.Person != nil {
+			d.entry.Person.Shown = idsOf(shownFirst)
+		}
+		if v == nil {
+			// The plugins lost: whatever they say is discarded.
+			d.entry.Plugins = []LogPlugin{}
+		}
+		return d
+	}
+	select {
+	case v := <-verdicts:
+		if !v.Decided() {
+			// Undecided: the person's answer stands, checked against what
+			// the fallback or an admin ask would have offered. The offers
+			// stay those the person was shown.
+			return person(<-answers, &v)
+		}
+		retract()
+		if a := <-answers; a.err == nil {
+			// The editor's answer was read before the retraction: the
+			// person answered first.
+			h.e.log.Info("race: the person's answer came before the plugins' verdict took; the person decides", "decisionId", req.DecisionID, "plugins", v.DecidedBy)
+			return person(a, &v)
+		}
+		d := h.answer(pr, req, v, c, entry)
+		d.entry.Person = &LogPerson{Shown: idsOf(shownFirst), Answer: "retracted"}
+		return d
+	case a := <-answers:
+		if a.err != nil {
+			// No answer from the person (a timeout): a verdict that is
+			// ready decides rather than the fallback.
+			select {
+			case v := <-verdicts:
+				if v.Decided() {
+					d := h.answer(pr, req, v, c, entry)
+					d.entry.Person = &LogPerson{Shown: idsOf(shownFirst), Answer: "retracted"}
+					return d
+				}
+			default:
 			}
-			if verdicts != nil {
-				// The plugins lost: whatever they say is discarded.
-				d.entry.Plugins = []LogPlugin{}
-			}
-			return d
+		}
+		if a.err == nil && handsOverChoice(req, offers, a.ans) {
+			v := <-verdicts
+			return person(a, &v)
+		}
+		stopPlugins()
+		return person(a, nil)
+	}
+}
+
+// handsOverChoice reports whether an answer selects an option that would
+// hand later calls over: one of the agent's durable options or a grant of
+// permhost's.
+func handsOverChoice(req abi.Request, offers []grants.Offer, ans acp.Answer) bool {
+	outcome, id := outcomeOf(ans.Result)
+	if outcome != "selected" {
+		return false
+	}
+	if isOffer(offers, id) {
+		return true
+	}
+	for _, o := range req.Options {
+		if o.OptionID == id {
+			return answer.Durable(o)
 		}
 	}
+	return false
 }
