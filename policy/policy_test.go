@@ -530,7 +530,7 @@ func TestRacePersonAnswerWins(t *testing.T) {
 	c := &fakeClient{answer: func(ctx context.Context, p json.RawMessage) (acp.Answer, error) {
 		<-seen
 		close(release)
-		<-ctx.Done() // retracted after the plugin's allow...
+		<-ctx.Done()                     // retracted after the plugin's allow...
 		return selects("reject")(ctx, p) // ...but the reject was read first
 	}}
 	resp, err := s.engine.Handler().RequestPermission(context.Background(), permissionRequest(t, claudeBash), c)
