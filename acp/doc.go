@@ -23,8 +23,10 @@
 // take over the agent's other requests of the client (fs/*,
 // terminal/create, elicitation/create) as a Handler takes permission
 // requests, and watch tool-call and mode updates. It talks to either peer
-// through a [Caller], whose requests carry ids of permhost's own that no
-// peer request shares and whose answers never reach the other peer.
+// through a [Caller], whose requests carry ids of permhost's own (128
+// random bits each) that no peer request shares and whose answers never
+// reach the other peer. The editor never has two requests under one id:
+// an agent request under an id it has outstanding is refused.
 //
 // [NewProxy] validates its [Options] once; [Proxy.Run] works on any readers
 // and writers, so tests can drive it over io.Pipe. Each direction has a

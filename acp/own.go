@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/permhost/permhost/internal/jsontext"
 )
@@ -23,18 +22,22 @@ type ownCall struct {
 	answers chan Answer
 }
 
-// ownTag makes permhost's ids unguessable for a peer: each proxy's ids
-// are "permhost-TAG-N" strings.
-func newOwnTag() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// nextOwnID returns a new id of permhost's own; p.mu is held.
-func (p *Proxy) nextOwnIDLocked() []byte {
-	p.ownSeq++
-	return jsontext.Quote("permhost-" + p.ownTag + "-" + strconv.FormatUint(p.ownSeq, 10))
+// nextOwnIDLocked returns a new id of permhost's own: "permhost-" and 128
+// bits from crypto/rand, drawn afresh for each id, so that no id a peer
+// sees tells it another (with a tag and a counter, the agent that saw the
+// ids of permhost's mode switches could name the pending prompt the editor
+// was shown). The prefix only names the id's origin in logs: what is
+// permhost's is what its tables hold, and inUse (whatever either peer
+// has outstanding under that id) is never chosen; p.mu is held.
+func (p *Proxy) nextOwnIDLocked(inUse func(key string) bool) []byte {
+	for {
+		var b [16]byte
+		_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+		id := jsontext.Quote("permhost-" + hex.EncodeToString(b[:]))
+		if !inUse(idKey(id)) {
+			return id
+		}
+	}
 }
 
 // caller is the Caller the proxy hands its Governor.
@@ -52,13 +55,7 @@ func (c caller) Agent(ctx context.Context, method string, params json.RawMessage
 		p.mu.Unlock()
 		return Answer{}, ErrClosed
 	}
-	var id []byte
-	for {
-		id = p.nextOwnIDLocked()
-		if _, taken := p.pending[idKey(id)]; !taken {
-			break
-		}
-	}
+	id := p.nextOwnIDLocked(p.agentIDInUseLocked)
 	key := idKey(id)
 	p.ownAgent[key] = oc
 	p.mu.Unlock()
@@ -86,13 +83,7 @@ func (c caller) Client(ctx context.Context, method string, params json.RawMessag
 	}
 	oc := &ownCall{method: method, answers: make(chan Answer, 1)}
 	p.mu.Lock()
-	var id []byte
-	for {
-		id = p.nextOwnIDLocked()
-		if _, taken := p.perms[idKey(id)]; !taken {
-			break
-		}
-	}
+	id := p.nextOwnIDLocked(p.clientIDInUseLocked)
 	key := idKey(id)
 	p.ownClient[key] = oc
 	p.mu.Unlock()
@@ -186,4 +177,28 @@ func (oc *ownCall) deliver(d decoded, body []byte) {
 func (p *Proxy) ownIDInUseLocked(key string) bool {
 	_, ok := p.ownAgent[key]
 	return ok || p.ownLateAgent.has(key)
+}
+
+// ownClientIDLocked reports whether key is one of permhost's ids towards
+// the client (pending or given up, its answer possibly still coming);
+// p.mu is held.
+func (p *Proxy) ownClientIDLocked(key string) bool {
+	_, ok := p.ownClient[key]
+	return ok || p.ownLateClient.has(key)
+}
+
+// agentIDInUseLocked reports whether the agent may take key for a request
+// of permhost's own: no client request awaits the agent under it; p.mu is
+// held.
+func (p *Proxy) agentIDInUseLocked(key string) bool {
+	_, ok := p.pending[key]
+	return ok || p.ownIDInUseLocked(key)
+}
+
+// clientIDInUseLocked reports whether the client has a request outstanding
+// under key, or may still answer one: permhost's own, the agent's
+// intercepted ones (pending, or withdrawn with their answer still to
+// come) and those forwarded as they are; p.mu is held.
+func (p *Proxy) clientIDInUseLocked(key string) bool {
+	return p.ownClientIDLocked(key) || p.perms[key] != nil || p.withdrawn.has(key) || p.agentOut.has(key)
 }

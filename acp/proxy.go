@@ -66,12 +66,12 @@ type Proxy struct {
 	pending   map[string]clientRequest // client→agent requests awaiting the agent
 	perms     map[string]*permission   // agent permission requests not yet answered
 	answered  idSet                    // permission requests answered: later client answers are dropped
+	withdrawn idSet                    // intercepted requests withdrawn from the client, whose answer may still come
+	agentOut  idSet                    // agent→client requests forwarded as they are, awaiting the client
 	agentGone bool
 	exitDesc  string
 
 	gov           Governor
-	ownTag        string
-	ownSeq        uint64
 	ownAgent      map[string]*ownCall // permhost's own requests to the agent
 	ownClient     map[string]*ownCall // permhost's own requests to the client
 	ownLateAgent  idSet               // given up: their late answers are dropped
@@ -97,17 +97,18 @@ func NewProxy(opts Options) (*Proxy, error) {
 		opts.MaxLineBytes = DefaultMaxLineBytes
 	}
 	p := &Proxy{
-		opts:     opts,
-		log:      opts.Logger,
-		handler:  opts.Handler,
-		state:    newState(opts.MaxSessions, opts.MaxToolCallsPerSession, opts.MaxToolCallBytesPerSession),
-		pending:  map[string]clientRequest{},
-		perms:    map[string]*permission{},
-		answered: newIDSet(maxAnsweredIDs),
-		started:  make(chan struct{}),
+		opts:      opts,
+		log:       opts.Logger,
+		handler:   opts.Handler,
+		state:     newState(opts.MaxSessions, opts.MaxToolCallsPerSession, opts.MaxToolCallBytesPerSession),
+		pending:   map[string]clientRequest{},
+		perms:     map[string]*permission{},
+		answered:  newIDSet(maxAnsweredIDs),
+		withdrawn: newIDSet(maxAnsweredIDs),
+		agentOut:  newIDSet(maxAnsweredIDs),
+		started:   make(chan struct{}),
 
 		gov:           opts.Governor,
-		ownTag:        newOwnTag(),
 		ownAgent:      map[string]*ownCall{},
 		ownClient:     map[string]*ownCall{},
 		ownLateAgent:  newIDSet(maxAnsweredIDs),

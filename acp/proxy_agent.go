@@ -125,6 +125,9 @@ func (p *Proxy) agentMessage(body []byte, d decoded) agentAction {
 		}
 		p.logInvalid("agent", body, d.err)
 	case kindRequest:
+		if !p.agentIDFree(d, false) {
+			return agentAction{drop: true}
+		}
 		if d.method == MethodRequestPermission {
 			return agentAction{drop: true, start: p.intercept(body)}
 		}
@@ -132,6 +135,9 @@ func (p *Proxy) agentMessage(body []byte, d decoded) agentAction {
 			if pp := p.interceptGoverned(body, d); pp != nil {
 				return agentAction{drop: true, start: pp}
 			}
+		}
+		if !p.agentIDFree(d, true) {
+			return agentAction{drop: true}
 		}
 	case kindNotification:
 		switch d.method {
@@ -153,6 +159,30 @@ func (p *Proxy) agentMessage(body []byte, d decoded) agentAction {
 		return p.agentResponse(body, d)
 	}
 	return agentAction{}
+}
+
+// agentIDFree checks the id of an agent request against what the client
+// has outstanding, so that the client never has two requests under one id
+// and never answers one for another: a request under an id of permhost's
+// own requests to the client (pending, or given up with its answer still
+// to come), or of a request of the agent's forwarded as it is and not yet
+// answered, is refused with an error and never forwarded. With forward
+// set (a request to be forwarded as it is), the agent's intercepted
+// requests count too, and the request is recorded as outstanding. An
+// intercepted request reusing the id of an intercepted one is register's.
+func (p *Proxy) agentIDFree(d decoded, forward bool) bool {
+	key := idKey(d.id)
+	p.mu.Lock()
+	clash := p.ownClientIDLocked(key) || p.agentOut.has(key) || forward && (p.perms[key] != nil || p.withdrawn.has(key))
+	if !clash && forward {
+		p.agentOut.add(key)
+	}
+	p.mu.Unlock()
+	if clash {
+		p.log.Warn("refused an agent request whose id the client has outstanding already", "id", key, "method", d.method)
+		_ = p.toAgent.message(errorLine(d.id, CodeInvalidRequest, "permhost: this request id is in use towards the client; use another"))
+	}
+	return !clash
 }
 
 // failClosed answers cancelled to what may be a permission request permhost

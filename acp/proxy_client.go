@@ -38,6 +38,9 @@ type clientAction struct {
 	ans     Answer      // that answer
 	cancel  []byte      // session/cancel params: act once the message is queued
 	reply   []byte      // a message of permhost's own for the client
+	// neither is a request whose client answer could be another's: it is
+	// answered cancelled, and its handler told so.
+	neither *permission
 }
 
 // fromClient handles one client line (terminator included).
@@ -71,6 +74,10 @@ func (p *Proxy) fromClient(r *lineReader, line []byte) {
 func (p *Proxy) afterClient(a clientAction) {
 	if a.answer != nil {
 		a.answer.answers <- a.ans
+	}
+	if pp := a.neither; pp != nil {
+		p.finishWith(pp, pp.cancelled(), p.toAgent.messageInOrder)
+		pp.answers <- Answer{Error: &RPCError{Code: CodeRequestCancelled, Message: "permhost: the answer could be another request's"}}
 	}
 	if a.reply != nil {
 		_ = p.toClient.messageInOrder(a.reply)
@@ -254,7 +261,21 @@ func (p *Proxy) clientResponse(d decoded, body []byte) clientAction {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pp := p.perms[key]
+	if pp == nil {
+		p.agentOut.remove(key) // a request forwarded as it is: answered
+	}
+	if pp == nil || pp.state != stateAsked {
+		p.withdrawn.remove(key) // the late answer came
+	}
 	switch {
+	case pp != nil && pp.state == stateAsked && pp.ambiguous:
+		// The agent reused the id while the client could still answer the
+		// older request: this answer could be either's (the older one was
+		// answered cancelled when the id was reused).
+		pp.state = stateAnswered
+		p.withdrawn.remove(key)
+		p.log.Warn("the client's answer under a reused id could belong to either request; the agent gets cancelled for both", "id", key, "method", pp.method())
+		return clientAction{drop: true, neither: pp}
 	case pp != nil && pp.state == stateAsked:
 		pp.state = stateAnswered
 		a := Answer{Line: bytes.Clone(body)}

@@ -37,7 +37,11 @@ type permission struct {
 	asked            bool
 	done             bool
 	sessionCancelled bool
-	answers          chan Answer // buffered 1
+	// ambiguous: the agent reused the id of a request the client was shown
+	// and may still answer; any client answer under the id could be that
+	// one's, so it applies to neither.
+	ambiguous bool
+	answers   chan Answer // buffered 1
 	// slot is the answer's place among the client's lines to the agent,
 	// reserved when the client answered.
 	slot *answerSlot
@@ -130,21 +134,41 @@ func (p *Proxy) interceptGoverned(body []byte, d decoded) *permission {
 }
 
 // register records the permission of an intercepted request (areq set for
-// one a Governor took over) under its id; an unanswered one the agent sent
-// under the same id (what names its kind) is cancelled.
+// one a Governor took over) under its id. An unanswered one the agent sent
+// under the same id (what names its kind) is cancelled; if the client was
+// shown it, it is withdrawn now, before the new one can be shown (its
+// handler has not started), and the new one is ambiguous: a client answer
+// under the id could be the old one's.
 func (p *Proxy) register(req *PermissionRequest, areq *AgentRequest, what string) *permission {
 	ctx, cancel := context.WithCancel(p.ctx)
 	pp := &permission{req: req, areq: areq, key: idKey(req.ID), ctx: ctx, cancel: cancel, answers: make(chan Answer, 1)}
 	p.mu.Lock()
 	old := p.perms[pp.key]
+	withdraw := old != nil && old.state == stateAsked
+	if withdraw {
+		old.state = stateHeld // its late answer is the ambiguous one
+		p.withdrawn.add(pp.key)
+	}
+	pp.ambiguous = p.withdrawn.has(pp.key)
 	p.perms[pp.key] = pp
 	p.answered.remove(pp.key)
 	p.mu.Unlock()
+	if withdraw {
+		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(req.ID)))
+	}
 	if old != nil {
-		p.log.Warn("the agent reused the id of an unanswered "+what+"; cancelling the older one", "id", pp.key)
+		p.log.Warn("the agent reused the id of an unanswered "+what+"; cancelling the older one", "id", pp.key, "withdrawn", withdraw)
 		p.finish(old, old.cancelled())
 	}
+	if pp.ambiguous {
+		p.log.Warn("the agent reused the id of a request the client was shown and may still answer; a client answer under it will apply to neither", "id", pp.key)
+	}
 	return pp
+}
+
+// cancelParams are the params of $/cancel_request for id.
+func cancelParams(id []byte) []byte {
+	return append(append([]byte(`{"requestId":`), bytes.TrimSpace(id)...), '}')
 }
 
 // callIntercepts asks the Governor; a panic leaves the request to the
@@ -389,6 +413,7 @@ func (c *permClient) Ask(ctx context.Context, params json.RawMessage) (Answer, e
 	withdraw := pp.state == stateAsked
 	if withdraw {
 		pp.state = stateHeld // its late answer is dropped
+		p.withdrawn.add(pp.key)
 	}
 	received := pp.state == stateAnswered
 	p.mu.Unlock()
@@ -399,8 +424,7 @@ func (c *permClient) Ask(ctx context.Context, params json.RawMessage) (Answer, e
 		return <-pp.answers, nil
 	}
 	if withdraw {
-		params := append(append([]byte(`{"requestId":`), bytes.TrimSpace(pp.req.ID)...), '}')
-		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, params))
+		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(pp.req.ID)))
 	}
 	return Answer{}, ctx.Err()
 }

@@ -1,0 +1,161 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// ownPrompter is a Governor that takes the agent's fs/write_text_file and
+// asks the client by a request of permhost's own, relaying its answer.
+func ownPrompter() *testGovernor {
+	g := &testGovernor{takes: func(r *AgentRequest) bool { return r.Method == "fs/write_text_file" }}
+	g.request = func(ctx context.Context, r *AgentRequest, c Client, p Caller) (Reply, error) {
+		a, err := p.Client(ctx, MethodRequestPermission, json.RawMessage(`{"sessionId":"s-1","options":`+options+`}`))
+		if err != nil {
+			return Reply{}, err
+		}
+		return Reply{Result: json.RawMessage(`{"prompt":` + string(a.Result) + `}`)}, nil
+	}
+	return g
+}
+
+const writeReq = `{"jsonrpc":"2.0","id":0,"method":"fs/write_text_file","params":{"sessionId":"s-1","path":"/p/a","content":""}}` + "\n"
+
+func inUse(id string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32600,"message":"permhost: this request id is in use towards the client; use another"}}` + "\n"
+}
+
+// TestOwnIDsUnguessable: permhost's ids are 128 random bits each, so that
+// one a peer sees (a mode switch's, sent to the agent) tells nothing of
+// another (the prompt pending with the editor).
+func TestOwnIDsUnguessable(t *testing.T) {
+	h := newHarness(t, Options{Governor: ownPrompter()})
+	form := regexp.MustCompile(`^"permhost-[0-9a-f]{32}"$`)
+	seen := map[string]bool{}
+	for range 4 {
+		h.sendAgent(writeReq)
+		id, _, _ := envelopeOf(t, h.clientGets())
+		if !form.MatchString(id) || seen[id] {
+			t.Fatalf("own id %s (seen before: %v)", id, seen[id])
+		}
+		seen[id] = true
+		h.sendClient(`{"jsonrpc":"2.0","id":` + id + `,"result":` + cancelledResult + `}` + "\n")
+		expect(t, "the agent's answer", h.agentGets(), `{"jsonrpc":"2.0","id":0,"result":{"prompt":`+cancelledResult+`}}`+"\n")
+	}
+	// A candidate in use is never chosen.
+	p := h.proxy
+	n := 0
+	p.mu.Lock()
+	id := p.nextOwnIDLocked(func(string) bool { n++; return n < 3 })
+	p.mu.Unlock()
+	if n != 3 || !form.Match(id) {
+		t.Errorf("took %s after %d candidates", id, n)
+	}
+}
+
+// TestAgentRequestUnderOwnIDRefused: the confused deputy. The agent sends
+// a harmless permission request (and any other request) under the id of
+// permhost's own prompt pending with the editor: it is refused, the editor
+// never sees it, and the editor's answer goes to permhost's prompt alone.
+func TestAgentRequestUnderOwnIDRefused(t *testing.T) {
+	h := newHarness(t, Options{Governor: ownPrompter()})
+	h.sendAgent(writeReq)
+	id, method, _ := envelopeOf(t, h.clientGets())
+	if method != MethodRequestPermission {
+		t.Fatalf("own request %s", method)
+	}
+	h.sendAgent(permReq(id))
+	expect(t, "the permission request under permhost's id", h.agentGets(), inUse(id))
+	other := `{"jsonrpc":"2.0","id":` + id + `,"method":"_x/ask","params":{}}` + "\n"
+	h.sendAgent(other)
+	expect(t, "another request under permhost's id", h.agentGets(), inUse(id))
+	h.syncBoth() // the client saw neither
+	h.sendClient(selected(id, "reject"))
+	expect(t, "the answer went to permhost's prompt", h.agentGets(),
+		`{"jsonrpc":"2.0","id":0,"result":{"prompt":{"outcome":{"outcome":"selected","optionId":"reject"}}}}`+"\n")
+	h.syncBoth()
+}
+
+// TestAgentIDsOutstandingWithTheClient: the client never has two of the
+// agent's requests under one id, intercepted or forwarded as they are.
+func TestAgentIDsOutstandingWithTheClient(t *testing.T) {
+	h := newHarness(t, Options{})
+	plain := `{"jsonrpc":"2.0","id":4,"method":"_x/ask","params":{}}` + "\n"
+	h.sendAgent(plain)
+	expect(t, "forwarded", h.clientGets(), plain)
+	h.sendAgent(permReq(`4`))
+	expect(t, "a permission request under an outstanding id", h.agentGets(), inUse(`4`))
+	h.syncBoth()
+	h.sendClient(`{"jsonrpc":"2.0","id":4,"result":{}}` + "\n")
+	expect(t, "the client's answer", h.agentGets(), `{"jsonrpc":"2.0","id":4,"result":{}}`+"\n")
+	h.sendAgent(permReq(`4`))
+	expect(t, "answered: the id is free again", h.clientGets(), permReq(`4`))
+	h.sendAgent(plain)
+	expect(t, "a request under the id of a prompt shown", h.agentGets(), inUse(`4`))
+	h.syncBoth()
+	h.sendClient(selected(`4`, "allow"))
+	expect(t, "the prompt's answer", h.agentGets(), selected(`4`, "allow"))
+}
+
+// TestReusedIDWithdrawsFirst: the agent sends a second permission request
+// under the id of one the editor is shown. The older one is withdrawn
+// before the newer one is shown, the agent gets cancelled for it, and the
+// editor's answer under the id, which could be either's, applies to
+// neither.
+func TestReusedIDWithdrawsFirst(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.sendAgent(permReq(`3`))
+	expect(t, "the first request", h.clientGets(), permReq(`3`))
+	second := strings.Replace(permReq(`3`), `"t1"`, `"t2"`, 1)
+	h.sendAgent(second)
+	expect(t, "withdrawn first", h.clientGets(), `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}`+"\n")
+	expect(t, "the older one cancelled", h.agentGets(), cancelled(`3`))
+	expect(t, "then the second shown", h.clientGets(), second)
+	h.sendClient(selected(`3`, "allow"))
+	expect(t, "an answer that could be either's", h.agentGets(), cancelled(`3`))
+	h.sendClient(selected(`3`, "allow"))
+	h.syncBoth() // a second answer reaches no one
+}
+
+// TestReusedIDAfterWithdrawal: a request withdrawn from the editor (a
+// plugin won) may still get its late answer; the agent's next request
+// under that id is shown, but an answer under the id applies to neither,
+// unless the late answer came first.
+func TestReusedIDAfterWithdrawal(t *testing.T) {
+	withdraw := make(chan struct{}, 1)
+	h := newHarness(t, Options{Handler: HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
+		askCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		if strings.Contains(string(req.Params), `"t1"`) {
+			go func() { <-withdraw; cancel() }()
+			if _, err := c.Ask(askCtx, nil); err != nil {
+				return Response{Result: json.RawMessage(`{"outcome":{"outcome":"selected","optionId":"reject"}}`)}, nil
+			}
+		}
+		return forward.RequestPermission(ctx, req, c)
+	})})
+	second := strings.Replace(permReq(`3`), `"t1"`, `"t2"`, 1)
+	for _, lateFirst := range []bool{false, true} {
+		h.sendAgent(permReq(`3`))
+		expect(t, "shown", h.clientGets(), permReq(`3`))
+		withdraw <- struct{}{}
+		expect(t, "withdrawn", h.clientGets(), `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}`+"\n")
+		expect(t, "the plugin's answer", h.agentGets(), selected(`3`, "reject"))
+		if lateFirst {
+			h.sendClient(selected(`3`, "allow"))
+			h.syncBoth()
+		}
+		h.sendAgent(second)
+		expect(t, "the second shown", h.clientGets(), second)
+		h.sendClient(selected(`3`, "allow"))
+		want := cancelled(`3`)
+		if lateFirst {
+			want = selected(`3`, "allow")
+		}
+		expect(t, "late answer first: "+jsonBool(lateFirst), h.agentGets(), want)
+		h.syncBoth()
+	}
+}
