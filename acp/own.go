@@ -87,7 +87,10 @@ func (c caller) Client(ctx context.Context, method string, params json.RawMessag
 	key := idKey(id)
 	p.ownClient[key] = oc
 	p.mu.Unlock()
-	if err := p.toClient.messageInOrder(requestLine(id, method, b)); err != nil {
+	// Permhost's own prompt takes the priority lane: ahead of the agent's
+	// lines held behind a slot (a session's start the Governor holds),
+	// which it does not depend on.
+	if err := p.toClient.message(requestLine(id, method, b)); err != nil {
 		p.dropOwn(p.ownClient, key, nil)
 		return Answer{}, err
 	}
@@ -104,7 +107,7 @@ func (c caller) Client(ctx context.Context, method string, params json.RawMessag
 		// way to oc.answers (see permClient.Ask).
 		return <-oc.answers, nil
 	}
-	_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, append(append([]byte(`{"requestId":`), id...), '}')))
+	_ = p.toClient.message(notificationLine(MethodCancelRequest, cancelParams(id)))
 	return Answer{}, ctx.Err()
 }
 

@@ -16,9 +16,11 @@ import (
 // slots: a place reserved for a message that is not written yet (the
 // agent's answer to the editor's answer, which a handler is still turning
 // into the agent's response). Lines queued after a slot wait until it is
-// filled, or released after a while; a message of permhost's own that is not
-// tied to the peer's order (message) goes ahead of the first waiting slot
-// instead of waiting with them.
+// filled, or released after a while (at once when they fill the bound); a
+// message of permhost's own that is not tied to the peer's order (message)
+// goes ahead of the first waiting slot instead of waiting with them.
+// Whatever a call accepted with a nil error is written unless the peer
+// fails or closeNow gives up on it.
 type writer struct {
 	dst     io.Writer
 	onError func(error) // called once, in a goroutine of its own, on the first write error
@@ -165,15 +167,47 @@ func (w *writer) wake() { w.cond.Broadcast() }
 
 // roomLocked waits while too much is queued (waking the writer first: a
 // caller that did not kick it may have left it asleep) and returns the
-// writer's error, if any.
+// writer's error, if any. What waits only for a slot at the head of the
+// queue is not worth waiting for: the slot is released (its answer is
+// written on its own when it comes), since what fills it may be behind
+// the lines the caller is about to stop reading (a held session start
+// whose mode switch the agent answers after a burst of updates).
 func (w *writer) roomLocked() error {
 	if w.err == nil && len(w.q) > 0 && w.queued >= maxQueuedBytes {
 		w.cond.Broadcast()
 		for w.err == nil && len(w.q) > 0 && w.queued >= maxQueuedBytes {
+			if w.releaseHeadLocked() {
+				continue
+			}
 			w.cond.Wait()
 		}
 	}
 	return w.err
+}
+
+// releaseHeadLocked releases the waiting slots of the queue's first item
+// and reports whether there were any.
+func (w *writer) releaseHeadLocked() bool {
+	it := &w.q[0]
+	released := false
+	rel := func(s *answerSlot) {
+		if s != nil && s.state == slotWaiting {
+			if s.timer != nil {
+				s.timer.Stop()
+			}
+			s.state, released = slotReleased, true
+		}
+	}
+	rel(it.slot)
+	if it.batch != nil {
+		for _, p := range it.batch.parts {
+			rel(p.slot)
+		}
+	}
+	if released {
+		w.cond.Broadcast()
+	}
+	return released
 }
 
 // message queues a message of permhost's own (without terminator) ahead of
@@ -418,15 +452,26 @@ func (w *writer) run() {
 			return
 		}
 		if len(w.q) == 0 { // closing, everything written
-			closeIt := w.closeIt
-			w.mu.Unlock()
-			err := bw.Flush()
-			w.mu.Lock()
-			if err != nil {
-				w.failLocked(err)
-			} else {
-				w.failLocked(ErrClosed)
+			if dirty {
+				// Flush first, then look again: what was queued meanwhile
+				// was accepted, and is written before the writer closes.
+				w.mu.Unlock()
+				err := bw.Flush()
+				dirty = false
+				w.mu.Lock()
+				if err != nil {
+					w.failLocked(err)
+					w.mu.Unlock()
+					w.closeDst()
+					return
+				}
+				w.mu.Unlock()
+				continue
 			}
+			// Nothing queued, nothing buffered: from here every call
+			// fails with ErrClosed, under the lock that saw it empty.
+			closeIt := w.closeIt
+			w.failLocked(ErrClosed)
 			w.mu.Unlock()
 			if closeIt {
 				w.closeDst()
