@@ -19,8 +19,9 @@ import (
 // This file is [session] fs = "govern": the agent's fs/read_text_file,
 // fs/write_text_file and terminal/create requests go through the plugins
 // as requests permhost makes up (family read, edit or shell; paths and
-// the command filled; one-time options "allow" and "reject"), and reach
-// the editor only when allowed (RATIONALE.md, "Files and terminals").
+// the command filled, a terminal's command with no args as the command
+// line it is; one-time options "allow" and "reject"), and reach the editor
+// only when allowed (RATIONALE.md, "Files and terminals").
 
 // The options of a request permhost makes up.
 const (
@@ -34,12 +35,60 @@ const (
 const ByProjectRead = "project-read"
 
 // allowance is a tool call the session's permission request allowed,
-// until the call finishes: its files and command, which its own file and
-// terminal requests are not asked again for.
+// until the call finishes: what its own file and terminal requests are not
+// asked again for. Each request must match one allowance on every key: a
+// read of a file the call reads, a write of a file it writes, or a
+// terminal running exactly its command in its directory. Reading is not
+// writing, a file named by a command is not a file the tool names, and a
+// command run elsewhere is another command.
 type allowance struct {
-	decision string
-	paths    []string
-	command  string
+	decision      string
+	reads, writes []string // the files the tool names, clean, by access
+	command, cwd  string   // a shell call's script (trimmed) and where it runs
+}
+
+// allowanceOf is what a decision allowing req's tool call allows: for a
+// call that runs a command, that command in its directory; for any other,
+// the files it names, each with its access.
+func allowanceOf(req abi.Request, decisionID string) allowance {
+	a := allowance{decision: decisionID}
+	if req.Action != nil && (req.Action.Command != "" || req.Action.Family == abi.FamilyShell) || req.Shell != nil {
+		if req.Action != nil && req.Action.Family == abi.FamilyShell && filepath.IsAbs(req.Action.Cwd) {
+			a.command, a.cwd = strings.TrimSpace(req.Action.Command), filepath.Clean(req.Action.Cwd)
+		}
+		return a
+	}
+	for _, p := range req.Paths {
+		if !filepath.IsAbs(p.Path) {
+			continue
+		}
+		switch p.Access {
+		case abi.AccessRead:
+			a.reads = append(a.reads, filepath.Clean(p.Path))
+		case abi.AccessWrite:
+			a.writes = append(a.writes, filepath.Clean(p.Path))
+		}
+	}
+	return a
+}
+
+// covers reports whether a allows the file or terminal request c, whose
+// session's working directory is sessionCwd.
+func (a allowance) covers(c fsCall, sessionCwd string) bool {
+	switch c.method {
+	case acp.MethodReadTextFile:
+		return c.path != "" && slices.Contains(a.reads, c.path)
+	case acp.MethodWriteTextFile:
+		return c.path != "" && slices.Contains(a.writes, c.path)
+	case acp.MethodTerminalCreate:
+		cwd := c.cwd
+		if cwd == "" && filepath.IsAbs(sessionCwd) {
+			// The editor runs a terminal without a cwd in the session's.
+			cwd = filepath.Clean(sessionCwd)
+		}
+		return a.command != "" && c.command == a.command && cwd != "" && cwd == a.cwd
+	}
+	return false
 }
 
 // allow records that a decision allowed req's tool call.
@@ -47,16 +96,7 @@ func (g *governor) allow(sessionID, toolCallID string, req abi.Request, decision
 	if toolCallID == "" {
 		return
 	}
-	a := allowance{decision: decisionID}
-	for _, p := range req.Paths {
-		a.paths = append(a.paths, filepath.Clean(p.Path))
-	}
-	if req.Action != nil {
-		for _, p := range req.Action.Paths {
-			a.paths = append(a.paths, filepath.Clean(p))
-		}
-		a.command = strings.TrimSpace(req.Action.Command)
-	}
+	a := allowanceOf(req, decisionID)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	gs := g.sessionLocked(sessionID)
@@ -66,9 +106,9 @@ func (g *governor) allow(sessionID, toolCallID string, req abi.Request, decision
 	gs.allowed[toolCallID] = a
 }
 
-// allowedFor returns the decision that allowed a running call covering
-// path (or, for a terminal, command).
-func (g *governor) allowedFor(sessionID, path, command string) (string, bool) {
+// allowedFor returns the decision that allowed a running call covering the
+// file or terminal request c.
+func (g *governor) allowedFor(sessionID string, c fsCall, sessionCwd string) (string, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	gs, ok := g.sessions[sessionID]
@@ -76,7 +116,7 @@ func (g *governor) allowedFor(sessionID, path, command string) (string, bool) {
 		return "", false
 	}
 	for _, a := range gs.allowed {
-		if path != "" && slices.Contains(a.paths, path) || command != "" && a.command == command {
+		if a.covers(c, sessionCwd) {
 			return a.decision, true
 		}
 	}
@@ -112,8 +152,11 @@ func (g *governor) AgentRequest(ctx context.Context, r *acp.AgentRequest, c acp.
 
 // fsCall is a file or terminal request as permhost reads it.
 type fsCall struct {
-	method, path, command string // command: the script a terminal runs
-	params                json.RawMessage
+	method, path string
+	// command is the script a terminal runs; cwd where, when it says
+	// (absolute, clean).
+	command, cwd string
+	params       json.RawMessage
 }
 
 // readFSCall reads the request's params strictly.
@@ -152,7 +195,7 @@ func readFSCall(r *acp.AgentRequest) (fsCall, error) {
 			} `json:"env"`
 			Cwd string `json:"cwd"`
 		}
-		if err := json.Unmarshal(r.Params, &t); err != nil || t.Command == "" {
+		if err := json.Unmarshal(r.Params, &t); err != nil || strings.TrimSpace(t.Command) == "" {
 			return c, fmt.Errorf("no command")
 		}
 		var words []string
@@ -162,9 +205,22 @@ func readFSCall(r *acp.AgentRequest) (fsCall, error) {
 			}
 			words = append(words, e.Name+"="+shellQuote(e.Value))
 		}
-		words = append(words, shellQuote(t.Command))
-		for _, a := range t.Args {
-			words = append(words, shellQuote(a))
+		switch {
+		case len(t.Args) > 0:
+			// A program and its argv, as exec runs them.
+			words = append(words, shellQuote(t.Command))
+			for _, a := range t.Args {
+				words = append(words, shellQuote(a))
+			}
+		case len(words) == 0:
+			// A command with no args is a command line: an editor may
+			// run it through a shell, so it is analysed as one
+			// ("rm -rf /x" is rm with its args, not a program of that
+			// name).
+			words = append(words, strings.TrimSpace(t.Command))
+		default:
+			// Its environment is the shell's, for every command of it.
+			words = append(words, "bash", "-c", shellQuote(strings.TrimSpace(t.Command)))
 		}
 		c.command = strings.Join(words, " ")
 		raw := map[string]any{"command": c.command}
@@ -172,7 +228,8 @@ func readFSCall(r *acp.AgentRequest) (fsCall, error) {
 			if !filepath.IsAbs(t.Cwd) {
 				return c, fmt.Errorf("cwd %q is not absolute", t.Cwd)
 			}
-			raw["cwd"] = filepath.Clean(t.Cwd)
+			c.cwd = filepath.Clean(t.Cwd)
+			raw["cwd"] = c.cwd
 		}
 		c.params = marshal(raw)
 	}
@@ -230,8 +287,9 @@ func permissionOf(r *acp.AgentRequest, c fsCall, decisionID string) *acp.Permiss
 		ToolCallID: "permhost-" + decisionID, ToolCall: toolCall, Options: opts, Session: r.Session}
 }
 
-// fsRequest decides a file or terminal request: a call the session's
-// permission request allowed and that has not finished passes; otherwise
+// fsRequest decides a file or terminal request: one a running call's
+// allowance covers (the same access to the same file, or the same command
+// in the same directory) passes; otherwise
 // the plugins decide on the request permhost makes up; a read inside the
 // session's directory no plugin decided passes; anything else undecided
 // goes to the person as a permission request of permhost's own. Allowed,
@@ -275,7 +333,7 @@ func (g *governor) fsRequest(ctx context.Context, r *acp.AgentRequest, c acp.Cli
 		e.log.Info("refused the agent's "+r.Method, "decisionId", entry.DecisionID, "what", call.what(), "decidedBy", who, "reason", entry.Reason)
 		return acp.Reply{Error: refusal(msg + " ([session] fs = \"govern\")")}, nil
 	}
-	if dec, ok := g.allowedFor(r.SessionID, call.path, call.command); ok {
+	if dec, ok := g.allowedFor(r.SessionID, call, r.Session.Cwd); ok {
 		entry.DecidedBy, entry.Reason = ByAllowedCall+dec, "the session's permission request for the call allowed it"
 		return forward(entry)
 	}
@@ -394,7 +452,7 @@ func (g *governor) dryFS(r *acp.AgentRequest) {
 		}
 	}
 	note := ReplayNote{Session: r.SessionID, Type: NoteFile, Title: title, Kind: kindOfFS(call.method)}
-	if dec, ok := g.allowedFor(r.SessionID, call.path, call.command); ok {
+	if dec, ok := g.allowedFor(r.SessionID, call, r.Session.Cwd); ok {
 		note.What = "forwarded: the permission request of its tool call allowed it (" + dec + ")"
 		g.dry(note)
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/acptest"
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/shell"
 )
 
 // govEngine is an engine with session settings s and no plugins.
@@ -300,6 +302,11 @@ func TestReadFSCall(t *testing.T) {
 		{acp.MethodWriteTextFile, `{"sessionId":"s","path":"/p/a"}`, "", "no content"},
 		{acp.MethodTerminalCreate, `{"sessionId":"s","command":"ls","args":["-la","my file","it's"],"env":[{"name":"A","value":"x y"}],"cwd":"/p"}`,
 			`command A='x y' ls -la 'my file' 'it'\''s'`, ""},
+		{acp.MethodTerminalCreate, `{"sessionId":"s","command":"rm -rf /x"}`, `command rm -rf /x`, ""},
+		{acp.MethodTerminalCreate, `{"sessionId":"s","command":" rm -rf /x; ls\n","args":[]}`, `command rm -rf /x; ls`, ""},
+		{acp.MethodTerminalCreate, `{"sessionId":"s","command":"rm -rf '/x'","env":[{"name":"A","value":"x y"}]}`, `command A='x y' bash -c 'rm -rf '\''/x'\'''`, ""},
+		{acp.MethodTerminalCreate, `{"sessionId":"s","command":"rm -rf /x","args":["y"]}`, `command 'rm -rf /x' y`, ""},
+		{acp.MethodTerminalCreate, `{"sessionId":"s","command":" \t"}`, "", "no command"},
 		{acp.MethodTerminalCreate, `{"sessionId":"s","command":"ls","env":[{"name":"A;rm","value":""}]}`, "", "environment variable"},
 		{acp.MethodTerminalCreate, `{"sessionId":"s","command":"ls","cwd":"sub"}`, "", "not absolute"},
 	} {
@@ -430,6 +437,216 @@ func TestFSRequests(t *testing.T) {
 	dlog.Close()
 	if !strings.Contains(buf.String(), `"decidedBy":"allowed:d-allowed"`) {
 		t.Errorf("log %s", buf.String())
+	}
+}
+
+// fsCallOf reads a file or terminal request's params as the governor does.
+func fsCallOf(t *testing.T, method, params string) fsCall {
+	t.Helper()
+	c, err := readFSCall(&acp.AgentRequest{Method: method, Params: json.RawMessage(params)})
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, params, err)
+	}
+	return c
+}
+
+// TestAllowanceCovers: a tool call allowed by its permission request lets
+// its own file and terminal requests pass only on every key: a read of a
+// file it reads, a write of a file it writes, a terminal running exactly
+// its command in its directory.
+func TestAllowanceCovers(t *testing.T) {
+	const cwd = "/p"
+	readReq := abi.Request{Action: &abi.Action{Family: abi.FamilyRead, Paths: []string{"/p/notes.txt"}},
+		Paths: []abi.Path{{Path: "/p/notes.txt", Access: abi.AccessRead}}}
+	edit := abi.Request{Action: &abi.Action{Family: abi.FamilyEdit, Paths: []string{"/p/notes.txt"}},
+		Paths: []abi.Path{{Path: "/p/./notes.txt", Access: abi.AccessWrite}}}
+	shellReq := func(script, dir string) abi.Request {
+		sh, paths := shell.AnalyzeScript(script, dir, "/home/dev")
+		return abi.Request{Action: &abi.Action{Family: abi.FamilyShell, Command: script, Cwd: dir}, Shell: sh, Paths: paths}
+	}
+	read := fsCallOf(t, acp.MethodReadTextFile, `{"path":"/p/notes.txt"}`)
+	write := fsCallOf(t, acp.MethodWriteTextFile, `{"path":"/p/notes.txt","content":"x"}`)
+	term := func(params string) fsCall { return fsCallOf(t, acp.MethodTerminalCreate, params) }
+	tests := []struct {
+		name    string
+		allowed abi.Request
+		call    fsCall
+		want    bool
+	}{
+		{"a read of the file a read names", readReq, read, true},
+		{"a write of the file a read names", readReq, write, false},
+		{"a write of the file an edit names", edit, write, true},
+		{"a read of the file an edit names", edit, read, false},
+		{"a write of another file", edit, fsCallOf(t, acp.MethodWriteTextFile, `{"path":"/p/other.txt","content":"x"}`), false},
+		{"a terminal for a read", readReq, term(`{"command":"cat","args":["/p/notes.txt"],"cwd":"/p"}`), false},
+		{"its command in its directory", shellReq("make clean", "/p"), term(`{"command":"make","args":["clean"],"cwd":"/p"}`), true},
+		{"its command as a command line", shellReq("make clean", "/p"), term(`{"command":"make clean","cwd":"/p"}`), true},
+		{"its command, no cwd: the session's", shellReq("make clean", "/p"), term(`{"command":"make","args":["clean"]}`), true},
+		{"its command in another directory", shellReq("make clean", "/p"), term(`{"command":"make","args":["clean"],"cwd":"/q"}`), false},
+		{"its command in a directory below", shellReq("make clean", "/p"), term(`{"command":"make","args":["clean"],"cwd":"/p/sub"}`), false},
+		{"its command, no cwd, run elsewhere", shellReq("make clean", "/p/sub"), term(`{"command":"make","args":["clean"]}`), false},
+		{"another command", shellReq("make clean", "/p"), term(`{"command":"make","args":["install"],"cwd":"/p"}`), false},
+		{"its command and another", shellReq("make clean", "/p"), term(`{"command":"make clean; rm -rf /","cwd":"/p"}`), false},
+		{"its command with an environment", shellReq("make clean", "/p"), term(`{"command":"make","args":["clean"],"env":[{"name":"MAKEFLAGS","value":"-e"}],"cwd":"/p"}`), false},
+		{"a write of a file its command writes", shellReq("make > /p/notes.txt", "/p"), write, false},
+		{"a read of a file its command reads", shellReq("cat /p/notes.txt", "/p"), read, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := allowanceOf(tt.allowed, "d-1").covers(tt.call, cwd); got != tt.want {
+				t.Errorf("covers %+v = %v, want %v", tt.call, got, tt.want)
+			}
+		})
+	}
+	t.Run("no session cwd", func(t *testing.T) {
+		if allowanceOf(shellReq("make clean", "/p"), "d-1").covers(term(`{"command":"make clean"}`), "") {
+			t.Error("a terminal with no cwd in a session with none matched")
+		}
+	})
+}
+
+// rules is a chain member deciding by a function of the request, and
+// recording the requests of permhost's own it is asked about.
+type rules struct {
+	mu     sync.Mutex
+	fsSeen []abi.Request
+	decide func(abi.Request) abi.Decision
+}
+
+func (p *rules) Call(_ context.Context, req abi.Request) host.Result {
+	p.mu.Lock()
+	if strings.HasPrefix(req.ToolCall.ID, "permhost-") {
+		p.fsSeen = append(p.fsSeen, req)
+	}
+	p.mu.Unlock()
+	return host.Result{Decision: p.decide(req)}
+}
+
+// TestFSAllowanceKeys: through the proxy's handler and the governor, the
+// agent's permission requests allowed (a read of notes.txt, make clean in
+// /p) let only their own requests pass unasked: the read of notes.txt and
+// make clean in /p; a write of notes.txt and make clean in /p/sub go to
+// the plugins, which refuse every request of permhost's own.
+func TestFSAllowanceKeys(t *testing.T) {
+	p := &rules{decide: func(req abi.Request) abi.Decision {
+		if strings.HasPrefix(req.ToolCall.ID, "permhost-") {
+			return abi.Decision{Outcome: abi.OutcomeReject, Reason: "asked"}
+		}
+		return abi.Decision{Outcome: abi.OutcomeAllow}
+	}}
+	buf := &acptest.SyncBuffer{}
+	dlog := NewDecisionLog(buf, nil)
+	cfg := &config.Config{Strategy: config.StrategySequential, OnUndecided: config.UndecidedReject, Session: governing()}
+	e, err := New(context.Background(), Options{Config: cfg, Log: dlog, Home: "/home/dev", Grants: t.TempDir() + "/g.json",
+		Members: []host.Member{{Name: "rules", Layer: host.LayerTeam, Policy: host.FailClosed, Plugin: p, Version: "1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	g := e.Governor()
+	s := acp.SessionInfo{ID: "s-1", Cwd: "/p", Agent: unknown}
+	ask := func(id, toolCall string) {
+		t.Helper()
+		params := `{"sessionId":"s-1","toolCall":` + toolCall + `,"options":[{"optionId":"once","name":"Allow","kind":"allow_once"},{"optionId":"no","name":"Reject","kind":"reject_once"}]}`
+		pr := &acp.PermissionRequest{ID: json.RawMessage(`1`), Params: json.RawMessage(params), SessionID: "s-1", ToolCallID: id,
+			ToolCall: json.RawMessage(toolCall), Options: []acp.PermissionOption{{OptionID: "once", Name: "Allow", Kind: abi.OptionAllowOnce},
+				{OptionID: "no", Name: "Reject", Kind: abi.OptionRejectOnce}}, Session: s}
+		if _, err := e.Handler().RequestPermission(context.Background(), pr, &askingClient{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ask("call-read", `{"toolCallId":"call-read","title":"Read notes.txt","kind":"read","status":"pending","locations":[{"path":"/p/notes.txt"}],"rawInput":{"path":"/p/notes.txt"}}`)
+	ask("call-make", `{"toolCallId":"call-make","title":"make clean","kind":"execute","status":"pending","rawInput":{"command":"make clean","cwd":"/p"}}`)
+
+	for _, tt := range []struct {
+		method, params string
+		forwarded      bool
+	}{
+		{acp.MethodReadTextFile, `{"sessionId":"s-1","path":"/p/notes.txt"}`, true},
+		{acp.MethodWriteTextFile, `{"sessionId":"s-1","path":"/p/notes.txt","content":"x"}`, false},
+		{acp.MethodTerminalCreate, `{"sessionId":"s-1","command":"make","args":["clean"],"cwd":"/p"}`, true},
+		{acp.MethodTerminalCreate, `{"sessionId":"s-1","command":"make","args":["clean"]}`, true},
+		{acp.MethodTerminalCreate, `{"sessionId":"s-1","command":"make","args":["clean"],"cwd":"/p/sub"}`, false},
+		{acp.MethodTerminalCreate, `{"sessionId":"s-1","command":"make clean && rm -rf /","cwd":"/p"}`, false},
+	} {
+		before := len(p.fsSeen)
+		c := &askingClient{}
+		r, err := g.AgentRequest(context.Background(), &acp.AgentRequest{ID: json.RawMessage(`7`), Method: tt.method, SessionID: "s-1", Session: s,
+			Params: json.RawMessage(tt.params)}, c, &fakeCaller{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if forwarded := r.Line != nil && c.asked == 1; forwarded != tt.forwarded {
+			t.Errorf("%s %s: forwarded %v (%+v), want %v", tt.method, tt.params, forwarded, r.Error, tt.forwarded)
+		}
+		if pluginsAsked := len(p.fsSeen) > before; pluginsAsked == tt.forwarded {
+			t.Errorf("%s %s: the plugins were asked: %v", tt.method, tt.params, pluginsAsked)
+		}
+	}
+	dlog.Close()
+	if n := strings.Count(buf.String(), `"decidedBy":"allowed:d-`); n != 3 {
+		t.Errorf("%d requests passed on an allowance, want 3:\n%s", n, buf.String())
+	}
+}
+
+// TestTerminalCommandLine: a terminal/create with a command and no args
+// reaches the plugins as the command line it is (rm with its args, every
+// command of it, its environment on each); with args, as a program and
+// its argv, each word as given.
+func TestTerminalCommandLine(t *testing.T) {
+	p := &rules{decide: func(req abi.Request) abi.Decision {
+		for _, c := range req.Shell.Commands {
+			if len(c.Argv) > 0 && c.Argv[0] == "rm" {
+				return abi.Decision{Outcome: abi.OutcomeReject, Reason: "no rm"}
+			}
+		}
+		return abi.Decision{Outcome: abi.OutcomeAllow}
+	}}
+	cfg := &config.Config{Strategy: config.StrategySequential, OnUndecided: config.UndecidedReject, Session: governing()}
+	e, err := New(context.Background(), Options{Config: cfg, Log: NewDecisionLog(&acptest.SyncBuffer{}, nil), Home: "/home/dev", Grants: t.TempDir() + "/g.json",
+		Members: []host.Member{{Name: "rules", Layer: host.LayerTeam, Policy: host.FailClosed, Plugin: p, Version: "1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	g := e.Governor()
+	s := acp.SessionInfo{ID: "s-1", Cwd: "/p", Agent: unknown}
+	for _, tt := range []struct {
+		params  string
+		argv    [][]string
+		refused bool
+	}{
+		{`{"command":"rm -rf /x"}`, [][]string{{"rm", "-rf", "/x"}}, true},
+		{`{"command":"  rm -rf /x  ","args":[]}`, [][]string{{"rm", "-rf", "/x"}}, true},
+		{`{"command":"make && rm -rf /x"}`, [][]string{{"make"}, {"rm", "-rf", "/x"}}, true},
+		{`{"command":"rm -rf /x","env":[{"name":"A","value":"x y"}]}`, [][]string{{"rm", "-rf", "/x"}}, true},
+		{`{"command":"ls -la"}`, [][]string{{"ls", "-la"}}, false},
+		{`{"command":"rm -rf /x","args":["y"]}`, [][]string{{"rm -rf /x", "y"}}, false},
+		{`{"command":"rm","args":["-rf","/x"]}`, [][]string{{"rm", "-rf", "/x"}}, true},
+	} {
+		before := len(p.fsSeen)
+		r, err := g.AgentRequest(context.Background(), &acp.AgentRequest{ID: json.RawMessage(`7`), Method: acp.MethodTerminalCreate, SessionID: "s-1",
+			Session: s, Params: json.RawMessage(tt.params)}, &askingClient{}, &fakeCaller{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (r.Error != nil) != tt.refused {
+			t.Errorf("%s: refused %+v, want %v", tt.params, r.Error, tt.refused)
+		}
+		if len(p.fsSeen) != before+1 {
+			t.Fatalf("%s: the plugins were asked %d times", tt.params, len(p.fsSeen)-before)
+		}
+		req := p.fsSeen[before]
+		var argv [][]string
+		for _, c := range req.Shell.Commands {
+			argv = append(argv, c.Argv)
+		}
+		if !req.Shell.Parsed || !reflect.DeepEqual(argv, tt.argv) {
+			t.Errorf("%s: the plugins saw %q (parsed %v), want %q", tt.params, argv, req.Shell.Parsed, tt.argv)
+		}
+		if strings.Contains(tt.params, `"env"`) && (len(req.Shell.Commands[0].Assignments) != 1 || req.Shell.Commands[0].Assignments[0] != (abi.Assignment{Name: "A", Value: "x y"})) {
+			t.Errorf("%s: assignments %+v", tt.params, req.Shell.Commands[0].Assignments)
+		}
 	}
 }
 

@@ -236,36 +236,48 @@ func TestGrantOfferedStoredApplied(t *testing.T) {
 	}
 }
 
-// TestGrantLosesToPlugins: a plugin's reject or ask, and the builtin
-// fallback, beat a stored grant; a plugin's allow of the same option stands
-// as the plugin's.
+// TestGrantLosesToPlugins: a plugin's reject, cancel or ask, and the
+// builtin fallback, beat a stored grant; a plugin's allow of the same
+// option stands as the plugin's; its choice of another option conflicts
+// with the grant and a person decides.
 func TestGrantLosesToPlugins(t *testing.T) {
 	a := recordedAgents[0]
 	params := recordedParams(t, a.transcript, a.nth)
+	const cancelled, rejected, allowed = `{"outcome":{"outcome":"cancelled"}}`, `{"outcome":{"outcome":"selected","optionId":"cancel"}}`,
+		`{"outcome":{"outcome":"selected","optionId":"proceed_once"}}`
 	tests := []struct {
 		name      string
 		plugin    *plugin
 		layer     string
 		asked     bool
 		decidedBy string
+		agentGot  string // the agent's result; the person answers proceed_once when asked
 	}{
-		{"admin reject", &plugin{d: abi.Decision{Outcome: abi.OutcomeReject, Reason: "no"}}, host.LayerAdmin, false, "p"},
-		{"user reject", &plugin{d: abi.Decision{Outcome: abi.OutcomeReject, Reason: "no"}}, host.LayerUser, false, "p"},
-		{"user ask", &plugin{d: abi.Decision{Outcome: abi.OutcomeAsk, Reason: "look"}}, host.LayerUser, true, "person"},
-		{"closed failure", &plugin{err: &host.Error{Kind: host.KindTrap, Plugin: "p", Err: os.ErrInvalid}}, host.LayerTeam, true, "person"},
-		{"allow once", &plugin{d: abi.Decision{Outcome: abi.OutcomeAllow}}, host.LayerUser, false, "p"},
-		{"abstain", &plugin{d: abi.Decision{Outcome: abi.OutcomeAbstain}}, host.LayerUser, false, "grant:"},
+		{"admin reject", &plugin{d: abi.Decision{Outcome: abi.OutcomeReject, Reason: "no"}}, host.LayerAdmin, false, "p", rejected},
+		{"user reject", &plugin{d: abi.Decision{Outcome: abi.OutcomeReject, Reason: "no"}}, host.LayerUser, false, "p", rejected},
+		{"admin cancel", &plugin{d: abi.Decision{Outcome: abi.OutcomeCancel, Reason: "stop"}}, host.LayerAdmin, false, "p", cancelled},
+		{"user cancel", &plugin{d: abi.Decision{Outcome: abi.OutcomeCancel, Reason: "stop"}}, host.LayerUser, false, "p", cancelled},
+		{"user ask", &plugin{d: abi.Decision{Outcome: abi.OutcomeAsk, Reason: "look"}}, host.LayerUser, true, "person", allowed},
+		{"admin ask", &plugin{d: abi.Decision{Outcome: abi.OutcomeAsk, Reason: "look"}}, host.LayerAdmin, true, "person", allowed},
+		{"select the reject option", &plugin{d: abi.Decision{Outcome: abi.OutcomeSelect, OptionID: "cancel"}}, host.LayerUser, true, "person", allowed},
+		{"closed failure", &plugin{err: &host.Error{Kind: host.KindTrap, Plugin: "p", Err: os.ErrInvalid}}, host.LayerTeam, true, "person", allowed},
+		{"allow once", &plugin{d: abi.Decision{Outcome: abi.OutcomeAllow}}, host.LayerUser, false, "p", allowed},
+		{"abstain", &plugin{d: abi.Decision{Outcome: abi.OutcomeAbstain}}, host.LayerUser, false, "grant:", allowed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newGrantEngine(t, config.AllowAlwaysPermhost, "", member("p", tt.plugin, "closed", tt.layer))
 			addGrant(t, s.store, a, params)
 			c := &fakeClient{answer: selects(a.once)}
-			if _, err := s.engine.Handler().RequestPermission(context.Background(), a.request(t, params, ""), c); err != nil {
+			resp, err := s.engine.Handler().RequestPermission(context.Background(), a.request(t, params, ""), c)
+			if err != nil {
 				t.Fatal(err)
 			}
 			if (len(c.asked) == 1) != tt.asked {
 				t.Fatalf("asked %d times, want asked=%v", len(c.asked), tt.asked)
+			}
+			if got := resultOf(t, resp); got != tt.agentGot {
+				t.Errorf("the agent got %s, want %s", got, tt.agentGot)
 			}
 			e := s.entries(t)[0]
 			if got, _ := e["decidedBy"].(string); !strings.HasPrefix(got, tt.decidedBy) {
@@ -275,6 +287,43 @@ func TestGrantLosesToPlugins(t *testing.T) {
 				ids, _, _ := shownTo(t, c.asked[0])
 				if tt.name == "closed failure" && slices.ContainsFunc(ids, func(id string) bool { return strings.HasPrefix(id, grants.IDPrefix) }) {
 					t.Errorf("grants offered while the fallback governs: %v", ids)
+				}
+			}
+		})
+	}
+}
+
+// TestGrantWholeCommand: through the engine, a grant of `git diff --quiet
+// && git push --force` decides that script only; the same commands joined
+// by || or ; or in a loop go to the person.
+func TestGrantWholeCommand(t *testing.T) {
+	const granted = "git diff --quiet && git push --force"
+	for _, a := range recordedAgents {
+		t.Run(a.name, func(t *testing.T) {
+			params := withCommand(recordedParams(t, a.transcript, a.nth), "rm -rf build", granted)
+			s := newGrantEngine(t, config.AllowAlwaysPermhost, "")
+			g := addGrant(t, s.store, a, params)
+			for _, tt := range []struct {
+				script string
+				grant  bool
+			}{
+				{granted, true},
+				{"git diff --quiet || git push --force", false},
+				{"git diff --quiet; git push --force", false},
+				{"while git diff --quiet; do git push --force; done", false},
+				{granted, true},
+			} {
+				c := &fakeClient{answer: selects(a.once)}
+				if _, err := s.engine.Handler().RequestPermission(context.Background(), a.request(t, withCommand(params, granted, tt.script), ""), c); err != nil {
+					t.Fatal(err)
+				}
+				if asked := len(c.asked) == 1; asked == tt.grant {
+					t.Errorf("%q: asked %v, want the grant to decide: %v", tt.script, asked, tt.grant)
+				}
+			}
+			for i, e := range s.entries(t) {
+				if want := []string{"grant:" + g.ID, "person", "person", "person", "grant:" + g.ID}[i]; e["decidedBy"] != want {
+					t.Errorf("entry %d decided by %v, want %s", i, e["decidedBy"], want)
 				}
 			}
 		})

@@ -4,15 +4,18 @@
 // agent with a scope wider than their names say (docs/agents.md).
 //
 // A [Grant] allows either one exact command — the shell analysis' commands,
-// argv after unwrapping, wrappers, assignments and redirects included, run
-// in one directory — or edits under one directory or to a few files, in
-// one project (the session's working directory) and, for scope "session",
-// in one session only. [Offers] builds the options permhost shows the
-// person for a request, each naming its grant; [Grant.Matches] decides
-// whether a later request falls inside a grant, never widening: another
-// argv, one more command, another directory, another project, a path that
-// leaves the directory once cleaned or once its symlinks are resolved, all
-// fall outside.
+// argv after unwrapping, wrappers, assignments and redirects included, and
+// the whole script's syntax tree (how the commands are joined: operators,
+// loops, subshells, redirections, here-document bodies, quoting; blanks and
+// comments aside), run in one directory — or edits under one directory or to
+// a few files, in one project (the session's working directory) and, for
+// scope "session", in one session only. [Offers] builds the options permhost
+// shows the person for a request, each naming its grant; [Grant.Matches]
+// decides whether a later request falls inside a grant, never widening:
+// another argv, one more command, another operator or loop around the same
+// commands, another directory, another project, a path that leaves the
+// directory once cleaned or once its symlinks are resolved, all fall
+// outside.
 //
 // A [Store] keeps grants in one JSON file (by default
 // $XDG_STATE_HOME/permhost/grants.json), written atomically with mode 0600

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/shell"
 )
 
 // Scopes of a grant.
@@ -46,7 +47,10 @@ type Grant struct {
 	Cwd string `json:"cwd,omitempty"`
 	// Commands are the analysed commands, exactly (KindCommand).
 	Commands []Command `json:"commands,omitempty"`
-	// Source is the command as the agent wrote it, for people.
+	// Source is the command as the agent wrote it (the analysis' source):
+	// shown to people, and what a request's command must equal once both
+	// are parsed (shell.SyntaxKey). A command grant without one matches
+	// nothing.
 	Source string `json:"source,omitempty"`
 
 	// Dir allows edits of files under it, not of Dir itself (KindEdit);
@@ -167,7 +171,10 @@ func clean(p string) bool { return filepath.IsAbs(p) && filepath.Clean(p) == p }
 // Matches reports whether req falls inside g: the same project (and
 // session, for ScopeSession), and
 //   - for a command grant, a shell request whose analysis is complete and
-//     gives exactly g's commands, none dynamic, run in g's directory;
+//     gives exactly g's commands, none dynamic, run in g's directory, and
+//     whose whole script parses to the same syntax tree as g's Source:
+//     the same operators, loops, subshells, redirections, here-document
+//     bodies and quoting, blanks and comments aside;
 //   - for an edit grant, an edit request with no command, no URL and at
 //     least one path, each path under g's directory (or one of g's files)
 //     both as written (cleaned) and with its symlinks resolved now, g's
@@ -181,6 +188,10 @@ type query struct {
 	cwd      string // the action's cwd, clean
 	commands []Command
 	shellOK  bool // a complete analysis, nothing dynamic
+	// key is the script's shell.SyntaxKey, computed for the first grant
+	// whose commands match; keyOK is false when it has none.
+	key          string
+	keyed, keyOK bool
 }
 
 func newQuery(req abi.Request) *query {
@@ -225,7 +236,7 @@ func (g Grant) matches(q *query) bool {
 }
 
 func (g Grant) matchesCommand(q *query) bool {
-	if !q.shellOK || q.cwd == "" || q.cwd != g.Cwd || len(q.commands) != len(g.Commands) {
+	if !q.shellOK || q.cwd == "" || q.cwd != g.Cwd || len(q.commands) != len(g.Commands) || strings.TrimSpace(g.Source) == "" {
 		return false
 	}
 	for i, c := range q.commands {
@@ -233,7 +244,19 @@ func (g Grant) matchesCommand(q *query) bool {
 			return false
 		}
 	}
-	return true
+	// The commands say nothing of how they are joined: `a && b` and
+	// `a || b`, `true; x` and `while true; do x; done` give the same ones.
+	if !q.keyed {
+		q.key, q.keyOK = syntaxKey(q.req.Shell.Source)
+		q.keyed = true
+	}
+	key, ok := syntaxKey(g.Source)
+	return q.keyOK && ok && key == q.key
+}
+
+func syntaxKey(src string) (string, bool) {
+	key, err := shell.SyntaxKey(src)
+	return key, err == nil
 }
 
 func (g Grant) matchesEdit(req abi.Request) bool {

@@ -72,7 +72,8 @@ func TestCommandGrantNeverWidens(t *testing.T) {
 		project, session bool
 	}{
 		{"the same command", shellRequest(sid, proj, "", "rm -rf build"), true, true},
-		{"the same argv written otherwise", shellRequest(sid, proj, "", `rm  -rf "build"`), true, true},
+		{"other blanks and a comment", shellRequest(sid, proj, "", "  rm  -rf\tbuild # clean"), true, true},
+		{"the same argv quoted otherwise", shellRequest(sid, proj, "", `rm -rf "build"`), false, false},
 		{"the same command in a later session", shellRequest("s2", proj, "", "rm -rf build"), true, false},
 		{"another argument", shellRequest(sid, proj, "", "rm -rf other"), false, false},
 		{"one more argument", shellRequest(sid, proj, "", "rm -rf build other"), false, false},
@@ -114,6 +115,94 @@ func TestCommandGrantNeverWidens(t *testing.T) {
 			t.Error("matched a request that is not a shell one")
 		}
 	})
+}
+
+// TestCommandGrantStructure: a grant of a script with several commands
+// allows that script only, joined by the same operators, in the same
+// loops, subshells and redirections, with the same here-document bodies:
+// the analysed commands alone are alike for all of these.
+func TestCommandGrantStructure(t *testing.T) {
+	const proj, sid = "/home/dev/project", "s1"
+	tests := []struct {
+		granted, asked string
+		want           bool
+	}{
+		{"git diff --quiet && git push --force", "git diff --quiet && git push --force", true},
+		{"git diff --quiet && git push --force", "git diff --quiet &&\n    git push --force  # ship", true},
+		{"git diff --quiet && git push --force", "git diff --quiet || git push --force", false},
+		{"git diff --quiet && git push --force", "git diff --quiet; git push --force", false},
+		{"git diff --quiet && git push --force", "git diff --quiet & git push --force", false},
+		{"git diff --quiet && git push --force", "! git diff --quiet && git push --force", false},
+		{"true; rm -rf build", "true\nrm -rf build", true},
+		{"true; rm -rf build", "while true; do rm -rf build; done", false},
+		{"true; rm -rf build", "until true; do rm -rf build; done", false},
+		{"true; rm -rf build", "if true; then rm -rf build; fi", false},
+		{"true; rm -rf build", "true && rm -rf build", false},
+		{"true; rm -rf build", "(true; rm -rf build)", false},
+		{"true; rm -rf build", "{ true; rm -rf build; }", false},
+		{"make | tee log", "make |& tee log", false},
+		{"(cd sub && make)", "cd sub && make", false},
+		{"make 2>&1", "make 2>&1", true},
+		{"make 2>&1", "make >&2", false},
+		{"cat <<< hello", "cat <<< 'rm -rf ~'", false},
+		{"cat <<EOF\nhello\nEOF", "cat <<EOF\nhello\nEOF", true},
+		{"cat <<EOF\nhello\nEOF", "cat <<EOF\nrm -rf ~\nEOF", false},
+		{"bash <<'EOF'\nls\nEOF", "bash <<'EOF'\nrm -rf ~\nEOF", false},
+		{"cat <<'EOF'\nx\nEOF", "cat <<EOF\nx\nEOF", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.granted+" / "+tt.asked, func(t *testing.T) {
+			g := commandGrant(t, shellRequest(sid, proj, "", tt.granted))
+			if got := g.Matches(shellRequest(sid, proj, "", tt.asked)); got != tt.want {
+				t.Errorf("a grant of %q matches %q = %v, want %v", tt.granted, tt.asked, got, tt.want)
+			}
+		})
+	}
+}
+
+// commandGrant is the project grant offered for req, or, for a script
+// permhost does not offer one for (several lines), the grant a file could
+// hold for it.
+func commandGrant(t *testing.T, req abi.Request) grants.Grant {
+	t.Helper()
+	if !strings.Contains(req.Shell.Source, "\n") {
+		return offered(t, req, grants.ScopeProject)
+	}
+	g := grants.Grant{ID: "g-0002", Scope: grants.ScopeProject, Kind: grants.KindCommand, Project: req.Session.Cwd,
+		Cwd: req.Action.Cwd, Source: req.Shell.Source, Name: "a grant of a script on several lines"}
+	for _, c := range req.Shell.Commands {
+		g.Commands = append(g.Commands, grants.Command{Argv: c.Argv, Wrappers: c.Wrappers, Assignments: c.Assignments,
+			Redirects: c.Redirects, Context: c.Context, Pipeline: c.Pipeline, Stage: c.Stage})
+	}
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestCommandGrantOfAnOldFile: a command grant stored before grants
+// compared the whole script (the same fields) now matches only its own
+// script; one with no source matches nothing.
+func TestCommandGrantOfAnOldFile(t *testing.T) {
+	const proj = "/home/dev/project"
+	old := []byte(`{"version":1,"grants":[{"id":"g-00aa","scope":"project","kind":"command","project":"/home/dev/project",` +
+		`"cwd":"/home/dev/project","commands":[{"argv":["true"],"pipeline":1,"stage":1},{"argv":["rm","-rf","build"],"pipeline":2,"stage":1}],` +
+		`"source":"true; rm -rf build","name":"Allow ` + "`true; rm -rf build`" + ` (exact command) in this project","created":"2026-01-02T03:04:05Z"}]}`)
+	gs, err := grants.Decode(old)
+	if err != nil || len(gs) != 1 {
+		t.Fatalf("an old file: %v %v", gs, err)
+	}
+	g := gs[0]
+	if !g.Matches(shellRequest("s1", proj, "", "true; rm -rf build")) {
+		t.Error("the old grant does not match its own command")
+	}
+	if g.Matches(shellRequest("s1", proj, "", "while true; do rm -rf build; done")) {
+		t.Error("the old grant matches a loop")
+	}
+	g.Source = ""
+	if g.Matches(shellRequest("s1", proj, "", "true; rm -rf build")) {
+		t.Error("a grant with no source matches")
+	}
 }
 
 // TestEditGrantNeverWidens: a grant for edits under src/ allows edits of

@@ -127,6 +127,9 @@ func commandGrant(req abi.Request, project string) (Grant, string, bool) {
 	if src == "" || len(src) > maxSource || !showable(src) {
 		return Grant{}, "", false
 	}
+	if _, ok := syntaxKey(src); !ok {
+		return Grant{}, "", false // it would match nothing
+	}
 	g := Grant{Kind: KindCommand, Cwd: filepath.Clean(a.Cwd), Source: src}
 	for _, c := range sh.Commands {
 		if c.Dynamic || len(c.Argv) == 0 {
