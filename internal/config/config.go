@@ -175,11 +175,6 @@ type Plugin struct {
 	// than Path to reach the module.
 	Std           string
 	SHA256        string // lower-case hex; empty = not pinned
-	// Wasm, when set, is the module as read once and checked against its
-	// pin (a bundle's plugins, internal/bundle): [Plugin.Module] and
-	// [Plugin.Digest] use it, never the file again, so that what was
-	// verified is what is compiled.
-	Wasm []byte
 	Timeout       time.Duration
 	Memory        uint64
 	FailurePolicy string
@@ -202,6 +197,11 @@ type Plugin struct {
 	Key         string
 	Line        int
 	ConfigLines map[string]int
+	// Wasm, when set, is the module as read once and checked against its
+	// pin (a bundle's plugins, internal/bundle): [Plugin.Module] and
+	// [Plugin.Digest] use it, never the file again, so that what was
+	// verified is what is compiled.
+	Wasm []byte
 }
 
 // Bundle is one [[bundle]] entry (a directory with bundle.toml).
