@@ -19,6 +19,7 @@ import (
 // reader sees one whole version or the other, never a mix.
 type swapper struct {
 	stop  chan struct{}
+	once  sync.Once
 	done  sync.WaitGroup
 	swaps atomic.Int64
 }
@@ -49,12 +50,12 @@ func startSwapper(t *testing.T, stage string, files map[string][2][]byte) *swapp
 			}
 		})
 	}
+	t.Cleanup(func() { s.Stop() }) // before the directories go, on a failure too
 	return s
 }
 
 func (s *swapper) Stop() int64 {
-	close(s.stop)
-	s.done.Wait()
+	s.once.Do(func() { close(s.stop); s.done.Wait() })
 	return s.swaps.Load()
 }
 
