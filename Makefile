@@ -49,9 +49,13 @@ build-plugins:
 demo: build
 	$(BIN) demo --log $(BUILD)/demo-decisions.jsonl
 
+# Both steps run whatever the first gives, so that one run reports every
+# failure; make still fails when either did.
 test: build build-plugins
-	$(GOTEST) -race $(TESTFLAGS) $$($(GO) list ./... | grep -v -e '/e2e$$' -e '/plugins/examples$$' -e '/bench$$')
-	$(GOTEST) $(TESTFLAGS) $(SLOW_PKGS)
+	status=0; \
+	$(GOTEST) -race $(TESTFLAGS) $$($(GO) list ./... | grep -v -e '/e2e$$' -e '/plugins/examples$$' -e '/bench$$') || { status=1; echo "make test: the -race step failed" >&2; }; \
+	$(GOTEST) $(TESTFLAGS) $(SLOW_PKGS) || { status=1; echo "make test: the step of $(SLOW_PKGS) failed" >&2; }; \
+	exit $$status
 
 test-race: build build-plugins
 	$(GOTEST) -race $(TESTFLAGS) ./...

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -440,6 +441,16 @@ func TestCloseStopsInFlight(t *testing.T) {
 	p, err := Load(ctx, Options{Path: fixture(t, "echo"), CacheDir: "off", Limits: sandbox.Limits{Timeout: time.Minute}})
 	require.NoError(t, err)
 	const n = 4
+	// Close must stop guests that are running, not calls that have not
+	// entered yet: each call reads its input before it spins.
+	entered := make(chan struct{}, n)
+	hook := func(inst *instance) {
+		if inst.plugin == p && bytes.Contains(inst.input, []byte("SPIN!")) {
+			entered <- struct{}{}
+		}
+	}
+	testHookInput.Store(&hook)
+	t.Cleanup(func() { testHookInput.Store(nil) })
 	errs := make(chan error, n)
 	for range n {
 		go func() {
@@ -447,12 +458,9 @@ func TestCloseStopsInFlight(t *testing.T) {
 			errs <- err
 		}()
 	}
-	require.Eventually(t, func() bool {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return len(p.busy) == n
-	}, 10*time.Second, time.Millisecond)
-	time.Sleep(10 * time.Millisecond) // let them spin
+	for range n {
+		<-entered
+	}
 	start := time.Now()
 	closeCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -112,6 +113,23 @@ func TestBundleMustVerifyAtStart(t *testing.T) {
 	_, err := policy.New(context.Background(), policy.Options{Config: cfg, BundleState: filepath.Join(t.TempDir(), "s.json")})
 	if err == nil || !strings.Contains(err.Error(), "not signed") || !strings.Contains(err.Error(), "bundle[0]") {
 		t.Fatalf("unsigned bundle with keys configured: %v", err)
+	}
+}
+
+// A bundles.json of null (or any other shape) is an error at start naming
+// it, not a panic.
+func TestBundleStateDamagedAtStart(t *testing.T) {
+	wasm, _ := os.ReadFile("../testdata/wasm/good.wasm")
+	dir := t.TempDir()
+	writeBundle(t, dir, 1, wasm, wasm)
+	state := filepath.Join(t.TempDir(), "bundles.json")
+	if err := os.WriteFile(state, []byte("null"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{File: "permhost.toml", Bundles: []config.Bundle{{Path: dir}}}
+	_, err := policy.New(context.Background(), policy.Options{Config: cfg, BundleState: state})
+	if !errors.Is(err, bundle.ErrState) || !strings.Contains(err.Error(), state) || !strings.Contains(err.Error(), "bundle[0]") {
+		t.Fatalf("start with a bundles.json of null: %v", err)
 	}
 }
 

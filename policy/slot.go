@@ -175,6 +175,11 @@ func environmental(err error) bool {
 // moduleStamp identifies the module file as it is now, so that a retry
 // notices a new one.
 func moduleStamp(pc config.Plugin) string {
+	if pc.Wasm != nil {
+		// A bundle's module, as verified: a new file is a new revision,
+		// which the bundle's reload reads.
+		return "verified bytes"
+	}
 	if pc.Std != "" {
 		return "std:" + pc.Std
 	}

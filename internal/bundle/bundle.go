@@ -35,6 +35,7 @@ var (
 	ErrRollback     = errors.New("bundle: revision lower than one already accepted")
 	ErrBadKey       = errors.New("bundle: malformed key")
 	ErrLayout       = errors.New("bundle: unsafe file in bundle")
+	ErrState        = errors.New("bundle: state file damaged")
 )
 
 // Manifest returns the canonical manifest of the bundle in dir: a header,
@@ -43,45 +44,31 @@ var (
 // Symbolic links and other non-regular files are refused: they could make
 // the signed bytes differ from what is loaded.
 func Manifest(dir string) ([]byte, error) {
-	b, err := config.LoadBundle(dir)
+	f, err := readDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	var files []string
-	err = filepath.WalkDir(b.Dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(b.Dir, p)
-		switch {
-		case d.IsDir():
-			return nil
-		case !d.Type().IsRegular():
-			return fmt.Errorf("%w: %s is not a regular file", ErrLayout, rel)
-		case rel == SignatureFile:
-			return nil
-		}
-		files = append(files, filepath.ToSlash(rel))
-		return nil
-	})
+	b, err := f.parse()
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(files)
+	return f.manifest(b), nil
+}
+
+// manifest is the canonical manifest of f, whose bundle.toml is b.
+func (f *files) manifest(b *config.BundleManifest) []byte {
+	names := make([]string, 0, len(f.data))
+	for name := range f.data {
+		names = append(names, name)
+	}
+	sort.Strings(names)
 	var m bytes.Buffer
 	m.WriteString(manifestHeader)
 	fmt.Fprintf(&m, "name %s\nrevision %d\n", b.Name, b.Revision)
-	for _, f := range files {
-		if strings.ContainsAny(f, "\n\r") {
-			return nil, fmt.Errorf("%w: file name %q", ErrLayout, f)
-		}
-		sum, err := digest.File(filepath.Join(b.Dir, filepath.FromSlash(f)))
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(&m, "%s  %s\n", sum, f)
+	for _, name := range names {
+		fmt.Fprintf(&m, "%s  %s\n", digest.Bytes(f.data[name]), name)
 	}
-	return m.Bytes(), nil
+	return m.Bytes()
 }
 
 // GenerateKey returns a new key pair in text form ("ed25519:" and base64).
@@ -132,31 +119,39 @@ func Sign(dir, private string) error {
 // Verify checks dir's signature against the trusted public keys and returns
 // the key that verified it.
 func Verify(dir string, trusted []string) (string, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, SignatureFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("%w: %s has no %s", ErrUnsigned, dir, SignatureFile)
-	}
+	f, err := readDir(dir)
 	if err != nil {
 		return "", err
 	}
-	sig, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(raw)))
+	_, key, err := f.verify(trusted)
+	return key, err
+}
+
+// verify parses f's bundle.toml and checks f's signature against the
+// trusted keys: the bundle.toml returned is the one the signature covers.
+func (f *files) verify(trusted []string) (*config.BundleManifest, string, error) {
+	b, err := f.parse()
+	if err != nil {
+		return nil, "", err
+	}
+	if f.sig == nil {
+		return nil, "", fmt.Errorf("%w: %s has no %s", ErrUnsigned, f.dir, SignatureFile)
+	}
+	sig, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(f.sig)))
 	if err != nil || len(sig) != ed25519.SignatureSize {
-		return "", fmt.Errorf("%w: %s is not a base64 ed25519 signature", ErrBadSignature, SignatureFile)
+		return nil, "", fmt.Errorf("%w: %s is not a base64 ed25519 signature", ErrBadSignature, SignatureFile)
 	}
-	m, err := Manifest(dir)
-	if err != nil {
-		return "", err
-	}
+	m := f.manifest(b)
 	for _, k := range trusted {
 		pub, err := parseKey(k, ed25519.PublicKeySize)
 		if err != nil {
-			return "", fmt.Errorf("trusted key %q: %w", k, err)
+			return nil, "", fmt.Errorf("trusted key %q: %w", k, err)
 		}
 		if ed25519.Verify(pub, m, sig) {
-			return k, nil
+			return b, k, nil
 		}
 	}
-	return "", fmt.Errorf("%w: %s (manifest of %s changed, or signed by a key that is not trusted)", ErrBadSignature, dir, dir)
+	return nil, "", fmt.Errorf("%w: %s (manifest of %s changed, or signed by a key that is not trusted)", ErrBadSignature, f.dir, f.dir)
 }
 
 // State remembers the highest revision accepted for each bundle name.
@@ -191,9 +186,12 @@ func (s *State) read() (map[string]int64, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A damaged state file must not reopen the door to rollbacks.
 	if err := json.Unmarshal(data, &seen); err != nil {
-		// A damaged state file must not reopen the door to rollbacks.
-		return nil, fmt.Errorf("bundle: state file %s is damaged: %v (remove it to reset)", s.path, err)
+		return nil, fmt.Errorf("%w: %s: %v (remove it to reset)", ErrState, s.path, err)
+	}
+	if seen == nil { // null
+		return nil, fmt.Errorf("%w: %s: want a JSON object of bundle names and revisions, got null (remove it to reset)", ErrState, s.path)
 	}
 	return seen, nil
 }
@@ -228,21 +226,36 @@ func (s *State) Accept(name string, rev int64) error {
 // Load reads the bundle in dir and admits it: when trusted keys are given
 // its signature must verify; its revision must not be lower than one
 // already accepted (st may be nil to skip that check); every plugin's file
-// must match its pin.
+// must match its pin. Every file is read once: the bundle.toml returned and
+// its plugins' modules (config.Plugin.Wasm) are the bytes verified, never
+// read again from the directory, which may have changed since.
 func Load(dir string, trusted []string, st *State) (*config.BundleManifest, error) {
-	b, err := config.LoadBundle(dir)
+	f, err := readDir(dir)
 	if err != nil {
 		return nil, err
 	}
+	var b *config.BundleManifest
 	if len(trusted) > 0 {
-		if _, err := Verify(dir, trusted); err != nil {
-			return nil, err
-		}
+		b, _, err = f.verify(trusted)
+	} else {
+		b, err = f.parse()
 	}
-	for _, p := range b.Plugins {
-		sum, err := p.Digest()
-		if err != nil {
-			return nil, fmt.Errorf("bundle %s: plugin %s: %w", b.Name, p.Name, err)
+	if err != nil {
+		return nil, err
+	}
+	for i := range b.Plugins {
+		p := &b.Plugins[i]
+		var sum string
+		if p.Std != "" {
+			if sum, err = p.Digest(); err != nil {
+				return nil, fmt.Errorf("bundle %s: plugin %s: %w", b.Name, p.Name, err)
+			}
+		} else {
+			wasm, ok := f.module(p.Path)
+			if !ok {
+				return nil, fmt.Errorf("bundle %s: plugin %s: %s is not a regular file of the bundle", b.Name, p.Name, p.Path)
+			}
+			p.Wasm, sum = wasm, digest.Bytes(wasm)
 		}
 		if sum != p.SHA256 {
 			return nil, fmt.Errorf("bundle %s: plugin %s: %s has sha256 %s, bundle.toml pins %s", b.Name, p.Name, p.Path, sum, p.SHA256)

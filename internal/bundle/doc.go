@@ -4,7 +4,9 @@
 //
 // A bundle's signature (bundle.sig) is an ed25519 signature over a canonical
 // manifest that lists the sha256 of every file in the directory, so that
-// changing, adding or removing any file breaks it. The highest revision
+// changing, adding or removing any file breaks it. The directory is read
+// once (read.go): the bytes hashed are the bytes parsed and compiled. The
+// highest revision
 // accepted for each bundle name is remembered in the user's state directory,
 // and a lower one is refused, so an old, signed bundle cannot be put back.
 package bundle

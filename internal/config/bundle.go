@@ -26,9 +26,7 @@ type BundleManifest struct {
 	Tests []string
 }
 
-// LoadBundle reads and validates dir/bundle.toml. Plugin paths are relative
-// to the bundle directory and must stay inside it; every plugin must be
-// pinned by sha256.
+// LoadBundle reads and validates dir/bundle.toml (see [ParseBundle]).
 func LoadBundle(dir string) (*BundleManifest, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -39,6 +37,19 @@ func LoadBundle(dir string) (*BundleManifest, error) {
 	if err != nil {
 		return nil, ErrorList{{File: path, Msg: "cannot read: " + unwrapPathError(err)}}
 	}
+	return ParseBundle(abs, data)
+}
+
+// ParseBundle validates data, the bundle.toml of the bundle directory dir,
+// already read: whoever checks a bundle's signature parses the very bytes
+// it verified (internal/bundle). Plugin paths are relative to the bundle
+// directory and must stay inside it; every plugin must be pinned by sha256.
+func ParseBundle(dir string, data []byte) (*BundleManifest, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, ErrorList{{File: dir, Msg: err.Error()}}
+	}
+	path := filepath.Join(abs, BundleFile)
 	doc, err := decodeTOML(data, path)
 	if err != nil {
 		return nil, err

@@ -37,3 +37,34 @@ func TestBundleMistakes(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseBundle: a bundle.toml is someone else's file. ParseBundle gives
+// a manifest or an error wrapping ErrInvalid, and a manifest's plugins are
+// pinned and inside the bundle directory.
+func FuzzParseBundle(f *testing.F) {
+	pin := "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+	f.Add([]byte("name = \"acme\"\nrevision = 3\nlayer = \"team\"\n[[plugin]]\nname = \"p\"\npath = \"p.wasm\"\nsha256 = \"" + pin + "\"\n"))
+	f.Add([]byte("name = \"acme\"\nrevision = 999999\nlayer = \"user\"\n"))
+	f.Add([]byte("name = \"a\"\nrevision = 1\n[[plugin]]\npath = \"../p.wasm\"\nsha256 = \"" + pin + "\"\n"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := config.ParseBundle(dir, data)
+		if err != nil {
+			if !errors.Is(err, config.ErrInvalid) {
+				t.Fatalf("error not wrapped: %v", err)
+			}
+			return
+		}
+		if b == nil || b.Revision < 0 || b.Name == "" {
+			t.Fatalf("manifest %+v without an error", b)
+		}
+		for _, p := range b.Plugins {
+			if len(p.SHA256) != 64 {
+				t.Fatalf("plugin %s not pinned: %q", p.Name, p.SHA256)
+			}
+			if p.Std == "" && !strings.HasPrefix(p.Path, dir+string(filepath.Separator)) {
+				t.Fatalf("plugin %s outside the bundle: %s", p.Name, p.Path)
+			}
+		}
+	})
+}

@@ -197,6 +197,11 @@ type Plugin struct {
 	Key         string
 	Line        int
 	ConfigLines map[string]int
+	// Wasm, when set, is the module as read once and checked against its
+	// pin (a bundle's plugins, internal/bundle): [Plugin.Module] and
+	// [Plugin.Digest] use it, never the file again, so that what was
+	// verified is what is compiled.
+	Wasm []byte
 }
 
 // Bundle is one [[bundle]] entry (a directory with bundle.toml).
@@ -701,9 +706,13 @@ func (c *checker) plugin(k string, t map[string]any) Plugin {
 	return p
 }
 
-// Module returns the plugin's module as host.Options takes it: the file
-// (path), or the bytes of a standard plugin (wasm, a copy).
+// Module returns the plugin's module as host.Options takes it: the bytes
+// already read and verified (wasm, Plugin.Wasm itself), the bytes of a
+// standard plugin (wasm, a copy), or the file (path).
 func (p Plugin) Module() (path string, wasm []byte) {
+	if p.Wasm != nil {
+		return "", p.Wasm
+	}
 	if p.Std != "" {
 		if b, err := stdplugins.Module(p.Std); err == nil {
 			return "", b
@@ -714,6 +723,9 @@ func (p Plugin) Module() (path string, wasm []byte) {
 
 // Digest returns the hex sha256 of the plugin's module.
 func (p Plugin) Digest() (string, error) {
+	if p.Wasm != nil {
+		return digest.Bytes(p.Wasm), nil
+	}
 	if p.Std != "" {
 		return stdplugins.SHA256(p.Std)
 	}

@@ -267,6 +267,10 @@ func Decode(data []byte) ([]Grant, error) {
 	if err := jsontext.Check(data); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUntrusted, err)
 	}
+	if v := bytes.TrimLeft(data, " \t\r\n"); v[0] != '{' {
+		// null would decode as an empty file; say what is wrong.
+		return nil, fmt.Errorf("%w: want a JSON object {\"version\": %d, \"grants\": [...]}, got %s", ErrUntrusted, fileVersion, jsonKind(v[0]))
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var f file
@@ -388,6 +392,21 @@ func lock(path string) (func(), error) {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
+}
+
+// jsonKind names the kind of JSON value that starts with c.
+func jsonKind(c byte) string {
+	switch c {
+	case 'n':
+		return "null"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
 }
 
 func sameJSON(a, b []byte) bool {

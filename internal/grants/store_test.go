@@ -208,3 +208,47 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestCorruptFileShapes: a grants file of the wrong shape is an error
+// naming the file, from every method, never a panic, and it is left as it
+// is.
+func TestCorruptFileShapes(t *testing.T) {
+	for _, tt := range []struct{ name, content, want string }{
+		{"null", "null", "got null"},
+		{"an array", "[]", "got an array"},
+		{"a string", `"x"`, "got a string"},
+		{"a number", "7", "got a number"},
+		{"another object", `{"a":"b"}`, `unknown field "a"`},
+		{"truncated", `{"version": 1, "grants": [`, "invalid JSON"},
+		{"empty", "", "invalid JSON"},
+		{"grants an object", `{"version": 1, "grants": {}}`, "cannot unmarshal object"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, path := storeIn(t)
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s := grants.Open(path)
+			check := func(what string, err error) {
+				t.Helper()
+				if !errors.Is(err, grants.ErrUntrusted) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("%s = %v, want ErrUntrusted naming %s and saying %q", what, err, path, tt.want)
+				}
+			}
+			_, err := s.List()
+			check("List", err)
+			_, _, err = s.Match(shellRequest("s1", "/p", "", "ls"))
+			check("Match", err)
+			_, err = s.Add(offered(t, shellRequest("s1", "/p", "", "ls"), grants.ScopeProject))
+			check("Add", err)
+			_, err = s.Clear("")
+			check("Clear", err)
+			if after, _ := os.ReadFile(path); string(after) != tt.content {
+				t.Errorf("the file was rewritten: %q", after)
+			}
+		})
+	}
+}

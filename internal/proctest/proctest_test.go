@@ -7,8 +7,11 @@ import (
 	"time"
 )
 
-// A sleeping process is idle at once, and sleeping; one spinning never is
-// idle.
+// A sleeping process is idle at once; a spinning one is never idle. Under
+// load a spinner may get little CPU in a window, but not none: the budget
+// is one clock tick, so a window counts as idle only when the process did
+// not run in it at all; and the sleeper is measured once it sleeps (its
+// start, which uses CPU, is over).
 func TestWaitIdle(t *testing.T) {
 	sleeper := exec.Command("sleep", "60")
 	spinner := exec.Command("sh", "-c", "while :; do :; done")
@@ -18,19 +21,22 @@ func TestWaitIdle(t *testing.T) {
 		}
 		defer func() { c.Process.Kill(); c.Wait() }()
 	}
-	r, err := WaitIdle(sleeper.Process.Pid, 200*time.Millisecond, 20*time.Millisecond, 5*time.Second)
-	if errors.Is(err, ErrUnsupported) {
-		t.Skip(err)
+	st := waitState(t, sleeper.Process.Pid, 'S')
+	if st.PGrp == 0 || !Alive(sleeper.Process.Pid) {
+		t.Errorf("sleep: %+v", st)
 	}
-	if err != nil || !r.Idle || len(r.Windows) != 1 {
-		t.Errorf("sleep: %v, %v; want idle in the first window", r, err)
+	r, err := WaitIdle(sleeper.Process.Pid, 200*time.Millisecond, clockTick, 5*time.Second)
+	if err != nil || !r.Idle || len(r.Windows) != 1 || r.Windows[0] != 0 {
+		t.Errorf("sleep: %v, %v; want idle in the first window, using no CPU", r, err)
 	}
-	r, err = WaitIdle(spinner.Process.Pid, 200*time.Millisecond, 20*time.Millisecond, time.Second)
-	if err != nil || r.Idle || len(r.Windows) < 2 {
+	r, err = WaitIdle(spinner.Process.Pid, 200*time.Millisecond, clockTick, time.Second)
+	if err != nil || r.Idle || len(r.Windows) == 0 {
 		t.Errorf("a spinning shell: %v, %v; want never idle", r, err)
 	}
-	if st, err := ReadStat(sleeper.Process.Pid); err != nil || st.State != 'S' || st.PGrp == 0 || !Alive(sleeper.Process.Pid) {
-		t.Errorf("sleep: %+v, %v", st, err)
+	for i, used := range r.Windows {
+		if used < clockTick {
+			t.Errorf("a spinning shell: window %d of %v idle", i, r)
+		}
 	}
 	// This process's CPU time grows while it spins (the guard only stops a
 	// hang).
@@ -49,6 +55,24 @@ func TestWaitIdle(t *testing.T) {
 	}
 }
 
+// waitState waits until process pid is in state (the guard only stops a
+// hang) and returns its stat.
+func waitState(t *testing.T, pid int, state byte) Stat {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		st, err := ReadStat(pid)
+		if errors.Is(err, ErrUnsupported) {
+			t.Skip(err)
+		}
+		if err == nil && st.State == state {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d is %+v, %v; want state %c", pid, st, err, state)
+		}
+	}
+}
+
 // A process not waited for after it died is a zombie: not alive.
 func TestAliveZombie(t *testing.T) {
 	c := exec.Command("sleep", "60")
@@ -61,18 +85,7 @@ func TestAliveZombie(t *testing.T) {
 		t.Fatal("a running process is not alive")
 	}
 	c.Process.Kill()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		st, err := ReadStat(pid)
-		if errors.Is(err, ErrUnsupported) {
-			t.Skip(err)
-		}
-		if err == nil && st.State == 'Z' {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the killed process is %+v, %v", st, err)
-		}
-	}
+	waitState(t, pid, 'Z')
 	if Alive(pid) {
 		t.Error("a zombie is alive")
 	}
