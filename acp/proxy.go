@@ -32,6 +32,11 @@ type Options struct {
 	MaxSessions                int
 	MaxToolCallsPerSession     int
 	MaxToolCallBytesPerSession int
+	// MaxGovernedSessions bounds, with a Governor, the sessions the
+	// connection may start (0 means DefaultMaxGovernedSessions): past it
+	// a new session is refused, since a governed session is never
+	// forgotten.
+	MaxGovernedSessions int
 	// AgentExit, when set, is called once the agent's output has ended. It
 	// returns how the agent ended (for example "the agent exited with status
 	// 3"); the errors sent for the client's unanswered requests name it.
@@ -70,6 +75,7 @@ type Proxy struct {
 	exitDesc  string
 
 	gov           Governor
+	gates         *gates
 	ownTag        string
 	ownSeq        uint64
 	ownAgent      map[string]*ownCall // permhost's own requests to the agent
@@ -86,11 +92,12 @@ type clientRequest struct {
 	id     []byte
 	method string
 	params []byte // kept only for methods whose result updates state
+	gated  string // the session a session/load or resume holds (gate.go)
 }
 
 // NewProxy validates opts and returns a Proxy.
 func NewProxy(opts Options) (*Proxy, error) {
-	if opts.MaxLineBytes < 0 || opts.MaxSessions < 0 || opts.MaxToolCallsPerSession < 0 || opts.MaxToolCallBytesPerSession < 0 {
+	if opts.MaxLineBytes < 0 || opts.MaxSessions < 0 || opts.MaxGovernedSessions < 0 || opts.MaxToolCallsPerSession < 0 || opts.MaxToolCallBytesPerSession < 0 {
 		return nil, errors.New("acp: negative limit in Options")
 	}
 	if opts.MaxLineBytes == 0 {
@@ -107,6 +114,7 @@ func NewProxy(opts Options) (*Proxy, error) {
 		started:  make(chan struct{}),
 
 		gov:           opts.Governor,
+		gates:         newGates(opts.MaxGovernedSessions),
 		ownTag:        newOwnTag(),
 		ownAgent:      map[string]*ownCall{},
 		ownClient:     map[string]*ownCall{},
@@ -216,6 +224,7 @@ func (p *Proxy) agentEnded(desc string) {
 	for _, pp := range perms {
 		pp.cancel()
 	}
+	p.gatesAgentGone(desc)
 }
 
 // clientDone is the client's end: the agent's input is closed once what is

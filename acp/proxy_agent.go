@@ -278,6 +278,10 @@ func (p *Proxy) agentResponse(body []byte, d decoded) agentAction {
 	delete(p.pending, key)
 	p.mu.Unlock()
 	if !ok || d.result == nil || jsontext.IsNull(d.result) {
+		if ok {
+			// No session started: what waited for it goes on.
+			p.release(r.gated, nil)
+		}
 		return agentAction{}
 	}
 	if r.method == MethodInitialize {
@@ -297,19 +301,25 @@ func (p *Proxy) agentResponse(body []byte, d decoded) agentAction {
 	}
 	if d.strict != nil {
 		if p.gov != nil && isSessionStart(r.method) {
-			return agentAction{hold: p.newHold(r, body, d, SessionInfo{})}
+			h := p.newHold(r, body, d, SessionInfo{})
+			h.gated = r.gated
+			return agentAction{hold: h}
 		}
 		return agentAction{}
 	}
 	id := p.learn(r, d)
 	if p.gov != nil && isSessionStart(r.method) {
-		return agentAction{hold: p.newHold(r, body, d, p.state.info(id))}
+		h := p.newHold(r, body, d, p.state.info(id))
+		if h.gated = r.gated; h.gated == "" {
+			h.gated = p.holdStart(id)
+		}
+		return agentAction{hold: h}
 	}
 	return agentAction{}
 }
 
 func isSessionStart(method string) bool {
-	return method == MethodSessionNew || method == MethodSessionLoad || method == MethodSessionResume
+	return method == MethodSessionNew || method == MethodSessionLoad || method == MethodSessionResume || method == MethodSessionFork
 }
 
 // learn updates the session state from a strict successful response to
@@ -317,12 +327,12 @@ func isSessionStart(method string) bool {
 // returns the session it concerns.
 func (p *Proxy) learn(r clientRequest, d decoded) (id string) {
 	switch r.method {
-	case MethodSessionNew, MethodSessionLoad, MethodSessionResume:
+	case MethodSessionNew, MethodSessionLoad, MethodSessionResume, MethodSessionFork:
 		params, _ := fields(r.params, "sessionId", "cwd")
 		res, _ := fields(d.result, "sessionId", "modes", "configOptions")
 		modes, _ := fields(res["modes"], "currentModeId")
 		id = stringOf(params["sessionId"])
-		if r.method == MethodSessionNew || id == "" {
+		if r.method == MethodSessionNew || r.method == MethodSessionFork || id == "" {
 			id = stringOf(res["sessionId"])
 		}
 		p.state.setSession(id, stringOf(params["cwd"]), stringOf(modes["currentModeId"]))
