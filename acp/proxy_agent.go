@@ -181,8 +181,14 @@ func (p *Proxy) trackUpdate(params []byte) *Update {
 			return nil
 		}
 		f, _ := fields(merged, "status", "kind")
+		asked := p.state.wasAsked(u.sessionID, id)
+		if isFinished(f["status"]) {
+			// The call is over: an id used again names a new call, which
+			// its own request asks about.
+			p.state.unmarkAsked(u.sessionID, id)
+		}
 		return &Update{SessionID: u.sessionID, Kind: u.kind, ToolCallID: id, ToolCall: merged,
-			Status: stringOf(f["status"]), ToolKind: stringOf(f["kind"]), Asked: p.state.wasAsked(u.sessionID, id)}
+			Status: stringOf(f["status"]), ToolKind: stringOf(f["kind"]), Asked: asked}
 	case "current_mode_update":
 		p.state.setMode(u.sessionID, u.modeID)
 		return &Update{SessionID: u.sessionID, Kind: u.kind, ModeID: u.modeID}

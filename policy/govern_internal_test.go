@@ -41,6 +41,9 @@ type fakeCaller struct {
 	calls  []string // "method params"
 	notes  []string
 	called chan struct{}
+
+	holds    []string
+	released chan struct{} // gets one value per release, when set
 }
 
 func (c *fakeCaller) Agent(ctx context.Context, method string, params json.RawMessage) (acp.Answer, error) {
@@ -65,6 +68,26 @@ func (c *fakeCaller) Notify(method string, params json.RawMessage) error {
 	defer c.mu.Unlock()
 	c.notes = append(c.notes, string(params))
 	return nil
+}
+
+// Hold records the holds and their releases: "hold s-1", "release s-1"
+// or "refuse s-1: MESSAGE".
+func (c *fakeCaller) Hold(sessionID string) func(*acp.RPCError) {
+	c.mu.Lock()
+	c.holds = append(c.holds, "hold "+sessionID)
+	c.mu.Unlock()
+	return func(refuse *acp.RPCError) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if refuse != nil {
+			c.holds = append(c.holds, "refuse "+sessionID+": "+refuse.Message)
+		} else {
+			c.holds = append(c.holds, "release "+sessionID)
+		}
+		if c.released != nil {
+			c.released <- struct{}{}
+		}
+	}
 }
 
 func accepts(string, json.RawMessage) (acp.Answer, error) {
