@@ -305,6 +305,9 @@ func (g *governor) confirmSwitch(ctx context.Context, c acp.Caller, sid string, 
 	}
 }
 
+// unreadSwitch ends the refusal of a switch whose ids are not strings.
+const unreadSwitch = `; [session] modes = "govern" refuses a switch it cannot read`
+
 // ClientRequest refuses the editor's switch into a mode that decides by
 // itself, and a switch whose mode is not a string.
 func (g *governor) ClientRequest(r *acp.ClientRequest) *acp.RPCError {
@@ -321,6 +324,9 @@ func (g *governor) ClientRequest(r *acp.ClientRequest) *acp.RPCError {
 		m = gs.modes
 	}
 	g.mu.Unlock()
+	// The mode the session is in is the last the agent reported, as the
+	// governor followed it (a switch back included).
+	from := first(m.Current, r.Session.Mode)
 	var mode string
 	switch r.Method {
 	case acp.MethodSessionSetMode:
@@ -329,7 +335,7 @@ func (g *governor) ClientRequest(r *acp.ClientRequest) *acp.RPCError {
 			return refusal(r.Method + ": params cannot be read: " + err.Error())
 		}
 		if mode, err = jsontext.String(f["modeId"]); err != nil || mode == "" {
-			return refusal(r.Method + ": modeId is not a mode id (a non-empty string): permhost cannot tell which mode it asks for")
+			return refusal(r.Method + ": modeId is not a mode id (a non-empty string): permhost cannot tell which mode it asks for" + unreadSwitch)
 		}
 	case acp.MethodSessionSetConfigOption:
 		f, err := jsontext.Lookup(r.Params, "configId", "value")
@@ -338,13 +344,13 @@ func (g *governor) ClientRequest(r *acp.ClientRequest) *acp.RPCError {
 		}
 		id, err := jsontext.String(f["configId"])
 		if err != nil || id == "" {
-			return refusal(r.Method + ": configId is not an option id (a non-empty string): permhost cannot tell which option it sets")
+			return refusal(r.Method + ": configId is not an option id (a non-empty string): permhost cannot tell which option it sets" + unreadSwitch)
 		}
 		if (m.ConfigOption != "" && id != m.ConfigOption) || (m.ConfigOption == "" && id != "mode") {
 			return nil // another option: the model, a reasoning level...
 		}
 		if mode, err = jsontext.String(f["value"]); err != nil || mode == "" {
-			return refusal(r.Method + ": the mode option's value is not a mode id (a non-empty string): permhost cannot tell which mode it asks for")
+			return refusal(r.Method + ": the mode option's value is not a mode id (a non-empty string): permhost cannot tell which mode it asks for" + unreadSwitch)
 		}
 	}
 	prof := g.e.agentProfile(r.Session.Agent)
@@ -355,7 +361,7 @@ func (g *governor) ClientRequest(r *acp.ClientRequest) *acp.RPCError {
 		g.dry(ReplayNote{Session: sid, What: fmt.Sprintf("%s to %s: permhost would refuse it (%s)", r.Method, mode, decides(prof, mode))})
 		return nil
 	}
-	g.note(g.modeEntry(r.Session, LogMode{Action: ModeRefuse, Trigger: r.Method, From: r.Session.Mode, To: mode}, "refused",
+	g.note(g.modeEntry(r.Session, LogMode{Action: ModeRefuse, Trigger: r.Method, From: from, To: mode}, "refused",
 		"mode "+mode+" decides by itself: "+decides(prof, mode)), ReplayNote{})
 	g.e.log.Warn("refused the editor's switch into a mode that decides by itself", "session", sid, "mode", mode)
 	return refusal(fmt.Sprintf("mode %s decides by itself (%s); [session] modes = \"govern\" keeps this session in a mode where the agent asks", mode, decides(prof, mode)))
