@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+
+	"github.com/permhost/permhost/internal/jsontext"
 )
 
 // This file is the session gate: with a Governor, a session is promptable
@@ -54,8 +56,8 @@ func newGates(max int) *gates {
 
 // namedSession returns the session a client message names: params.sessionId
 // read strictly; for a message that is not strict JSON, any held or
-// refused session whose id it contains (it may read as that session in the
-// agent's parser).
+// refused session whose id it mentions, escapes decoded (it may read as
+// that session in the agent's parser).
 func (p *Proxy) namedSession(body []byte, d decoded) (string, bool) {
 	if d.strict == nil {
 		f, ok := fields(d.params, "sessionId")
@@ -78,11 +80,21 @@ func (p *Proxy) namedSession(body []byte, d decoded) (string, bool) {
 		return lenient.Params.SessionID, true
 	}
 	for id := range g.held {
-		if id != "" && bytes.Contains(body, []byte(id)) {
+		if id != "" && mentionsID(body, id) {
 			return id, true
 		}
 	}
 	return "", false
+}
+
+// mentionsID reports whether body mentions id, escapes decoded.
+func mentionsID(body []byte, id string) bool {
+	for i := 0; i < len(id); i++ {
+		if id[i] >= 0x80 {
+			return bytes.Contains(body, []byte(id))
+		}
+	}
+	return jsontext.Mentions(body, id)
 }
 
 // gateClient holds or refuses a client request or notification naming a

@@ -89,9 +89,13 @@ func TestGateRefusedSession(t *testing.T) {
 				expect(t, "the held prompt refused", h.clientGets(), strings.Replace(refused, `"id":1`, `"id":2`, 1))
 			}
 			later := strings.Replace(promptS1, `"id":2`, `"id":5`, 1)
-			h.sendClient(later, cancelS1, strings.Replace(loadS1, `"id":1`, `"id":6`, 1))
+			// A prompt that reads two ways, naming s-1 escaped first (a
+			// first-wins parser reads s-1) and another session last.
+			twoWays := `{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s\u002d1","sessionId":"s-2","prompt":[]}}` + "\n"
+			h.sendClient(later, cancelS1, strings.Replace(loadS1, `"id":1`, `"id":6`, 1), twoWays)
 			expect(t, "a later prompt refused", h.clientGets(), strings.Replace(refused, `"id":1`, `"id":5`, 1))
 			expect(t, "a later load refused", h.clientGets(), strings.Replace(refused, `"id":1`, `"id":6`, 1))
+			expect(t, "a prompt that may name it refused", h.clientGets(), strings.Replace(refused, `"id":1`, `"id":7`, 1))
 			h.syncBoth() // nothing for s-1 reached the agent
 		})
 	}
