@@ -582,3 +582,49 @@ func TestFSRequests(t *testing.T) {
 		t.Errorf("log %s", buf.String())
 	}
 }
+
+// TestSessionStartRace: the agent reports auto-edit again while permhost's
+// switch of a starting session is in flight: the switch's success is not
+// taken for the mode, permhost switches again; an agent that keeps doing
+// so gets the session refused.
+func TestSessionStartRace(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		switches int
+		calls    int
+		refused  bool
+	}{
+		{"undone once", 1, 2, false},
+		{"undone every time", 100, maxSwitchTries, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _, _ := govEngine(t, governing())
+			g := e.Governor()
+			qs := acp.SessionInfo{ID: "s-1", Agent: qwenPeer}
+			c := &fakeCaller{}
+			undone := 0
+			c.agent = func(string, json.RawMessage) (acp.Answer, error) {
+				if undone < tc.switches {
+					undone++
+					g.Update(&acp.Update{SessionID: "s-1", Session: qs, Kind: "current_mode_update", ModeID: "auto-edit"}, c)
+				}
+				return acp.Answer{Result: json.RawMessage(`{}`)}, nil
+			}
+			start := strings.ReplaceAll(qwenDefault, `"default","available`, `"auto-edit","available`)
+			start = strings.Replace(start, `"currentValue":"default"`, `"currentValue":"auto-edit"`, 1)
+			res, rerr := g.SessionStart(context.Background(), &acp.SessionStart{Method: acp.MethodSessionNew, Result: json.RawMessage(start), Session: qs}, c)
+			c.mu.Lock()
+			calls, holds := len(c.calls), c.holds
+			c.mu.Unlock()
+			if calls != tc.calls || len(holds) != 0 {
+				t.Errorf("%d switches (want %d), holds %q (the proxy holds a start itself)", calls, tc.calls, holds)
+			}
+			switch {
+			case tc.refused && (rerr == nil || !strings.Contains(rerr.Message, "reported mode auto-edit again")):
+				t.Errorf("refusal %+v", rerr)
+			case !tc.refused && (rerr != nil || !strings.Contains(string(res), `"currentModeId":"default"`)):
+				t.Errorf("result %s, refusal %+v", res, rerr)
+			}
+		})
+	}
+}
