@@ -140,7 +140,7 @@ func TestSessionStart(t *testing.T) {
 			want: `{"sessionId":"s-1","modes":{"currentModeId":"default","availableModes":[]}}`,
 			call: `session/set_mode {"modeId":"default","sessionId":"s-1"}`, logged: `"action":"switch"`},
 		{name: "a mode id that is not a string", session: governing(), peer: claude101,
-			result: `{"sessionId":"s-1","modes":{"currentModeId":{"id":"auto"},"availableModes":[{"id":"default"}]}}`,
+			result:  `{"sessionId":"s-1","modes":{"currentModeId":{"id":"auto"},"availableModes":[{"id":"default"}]}}`,
 			refused: "cannot be read", logged: `"action":"ungovernable"`},
 		{name: "not strict", session: governing(), peer: claude101, result: autoResult, suspects: `duplicate key "modes"`,
 			refused: "cannot be read one way only", logged: `"action":"ungovernable"`},
