@@ -18,8 +18,10 @@
 // Batches go element by element through the same path as single lines.
 //
 // A [Governor] (Options.Governor) steers the rest, on the same path: it
-// may hold the agent's result of session/new, load or resume in its place
-// while it switches the session's mode, refuse the client's mode switches,
+// may hold the agent's result of session/new, load, resume or fork in its
+// place while it switches the session's mode (the client's messages naming
+// the session wait meanwhile, and get its refusal for good when it refuses
+// the session), refuse the client's mode switches,
 // take over the agent's other requests of the client (fs/*,
 // terminal/create, elicitation/create) as a Handler takes permission
 // requests, and watch tool-call and mode updates. It talks to either peer

@@ -39,11 +39,14 @@ type Governor interface {
 	// forwarded.
 	ClientRequest(r *ClientRequest) *RPCError
 	// SessionStart is called in a goroutine of its own with the agent's
-	// result of session/new, session/load or session/resume. The client
-	// gets the response only once it returns, in its place: everything the
-	// agent sends after it waits behind it. It returns the result to
-	// forward instead (nil: the agent's own), or an error to answer the
-	// client with instead of the result.
+	// result of session/new, session/load, session/resume or session/fork.
+	// The client gets the response only once it returns, in its place:
+	// everything the agent sends after it waits behind it, and the
+	// client's messages naming the session wait until then too (from its
+	// session/load or session/resume request on). It returns the result
+	// to forward instead (nil: the agent's own), or an error to answer the
+	// client with instead of the result; the error then answers every
+	// later request naming the session, and nothing for it is forwarded.
 	SessionStart(ctx context.Context, s *SessionStart, c Caller) (json.RawMessage, *RPCError)
 	// Intercepts reports whether the agent's request r (any method but
 	// session/request_permission) is handed to AgentRequest instead of
@@ -79,6 +82,12 @@ type Caller interface {
 	// Notify sends the client a notification, after everything queued for
 	// it so far.
 	Notify(method string, params json.RawMessage) error
+	// Hold makes the client's requests and notifications naming session
+	// sessionID wait, in order, until release is called: with nil they are
+	// then forwarded in order (once no other hold is left); with an error
+	// they, and every later request naming the session, are answered with
+	// it and nothing for the session is forwarded again. Call release once.
+	Hold(sessionID string) (release func(refuse *RPCError))
 }
 
 // ClientRequest is a client request a Governor may refuse.
@@ -92,8 +101,8 @@ type ClientRequest struct {
 	Suspicious string
 }
 
-// SessionStart is the agent's result of a session/new, session/load or
-// session/resume.
+// SessionStart is the agent's result of a session/new, session/load,
+// session/resume or session/fork.
 type SessionStart struct {
 	// Method is the client's request.
 	Method string

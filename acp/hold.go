@@ -10,7 +10,7 @@ import (
 )
 
 // This file holds a session's start: the agent's result of session/new,
-// session/load or session/resume waits in its place among the agent's
+// session/load, session/resume or session/fork waits in its place among the agent's
 // lines to the client while the Governor acts on it (moving the session to
 // a mode that asks), and what the Governor returns takes that place.
 
@@ -27,6 +27,7 @@ type heldStart struct {
 	n     int    // the result's length
 	id    []byte // the client's id
 	start *SessionStart
+	gated string // the session held until the Governor returns (gate.go)
 }
 
 // newHold holds the agent's response body (d decodes it) to the client's
@@ -51,6 +52,10 @@ func (p *Proxy) startHold(h *heldStart) {
 	go func() {
 		defer p.wg.Done()
 		res, rerr := p.callSessionStart(h.start)
+		// The client's messages for the session go on, or are refused,
+		// once the result's place is filled: the client reads the result
+		// before any answer to them.
+		defer p.release(h.gated, rerr)
 		switch {
 		case rerr != nil:
 			p.log.Warn("answering the client's "+h.start.Method+" with an error instead of the agent's result", "err", rerr.Message)

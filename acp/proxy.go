@@ -32,6 +32,11 @@ type Options struct {
 	MaxSessions                int
 	MaxToolCallsPerSession     int
 	MaxToolCallBytesPerSession int
+	// MaxGovernedSessions bounds, with a Governor, the sessions the
+	// connection may start (0 means DefaultMaxGovernedSessions): past it
+	// a new session is refused, since a governed session is never
+	// forgotten.
+	MaxGovernedSessions int
 	// AgentExit, when set, is called once the agent's output has ended. It
 	// returns how the agent ended (for example "the agent exited with status
 	// 3"); the errors sent for the client's unanswered requests name it.
@@ -72,6 +77,7 @@ type Proxy struct {
 	exitDesc  string
 
 	gov           Governor
+	gates         *gates
 	ownAgent      map[string]*ownCall // permhost's own requests to the agent
 	ownClient     map[string]*ownCall // permhost's own requests to the client
 	ownLateAgent  idSet               // given up: their late answers are dropped
@@ -86,11 +92,12 @@ type clientRequest struct {
 	id     []byte
 	method string
 	params []byte // kept only for methods whose result updates state
+	gated  string // the session a session/load or resume holds (gate.go)
 }
 
 // NewProxy validates opts and returns a Proxy.
 func NewProxy(opts Options) (*Proxy, error) {
-	if opts.MaxLineBytes < 0 || opts.MaxSessions < 0 || opts.MaxToolCallsPerSession < 0 || opts.MaxToolCallBytesPerSession < 0 {
+	if opts.MaxLineBytes < 0 || opts.MaxSessions < 0 || opts.MaxGovernedSessions < 0 || opts.MaxToolCallsPerSession < 0 || opts.MaxToolCallBytesPerSession < 0 {
 		return nil, errors.New("acp: negative limit in Options")
 	}
 	if opts.MaxLineBytes == 0 {
@@ -109,6 +116,7 @@ func NewProxy(opts Options) (*Proxy, error) {
 		started:   make(chan struct{}),
 
 		gov:           opts.Governor,
+		gates:         newGates(opts.MaxGovernedSessions),
 		ownAgent:      map[string]*ownCall{},
 		ownClient:     map[string]*ownCall{},
 		ownLateAgent:  newIDSet(maxAnsweredIDs),
@@ -217,6 +225,7 @@ func (p *Proxy) agentEnded(desc string) {
 	for _, pp := range perms {
 		pp.cancel()
 	}
+	p.gatesAgentGone(desc)
 }
 
 // clientDone is the client's end: the agent's input is closed once what is

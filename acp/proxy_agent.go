@@ -211,8 +211,14 @@ func (p *Proxy) trackUpdate(params []byte) *Update {
 			return nil
 		}
 		f, _ := fields(merged, "status", "kind")
+		asked := p.state.wasAsked(u.sessionID, id)
+		if isFinished(f["status"]) {
+			// The call is over: an id used again names a new call, which
+			// its own request asks about.
+			p.state.unmarkAsked(u.sessionID, id)
+		}
 		return &Update{SessionID: u.sessionID, Kind: u.kind, ToolCallID: id, ToolCall: merged,
-			Status: stringOf(f["status"]), ToolKind: stringOf(f["kind"]), Asked: p.state.wasAsked(u.sessionID, id)}
+			Status: stringOf(f["status"]), ToolKind: stringOf(f["kind"]), Asked: asked}
 	case "current_mode_update":
 		p.state.setMode(u.sessionID, u.modeID)
 		return &Update{SessionID: u.sessionID, Kind: u.kind, ModeID: u.modeID}
@@ -308,6 +314,10 @@ func (p *Proxy) agentResponse(body []byte, d decoded) agentAction {
 	delete(p.pending, key)
 	p.mu.Unlock()
 	if !ok || d.result == nil || jsontext.IsNull(d.result) {
+		if ok {
+			// No session started: what waited for it goes on.
+			p.release(r.gated, nil)
+		}
 		return agentAction{}
 	}
 	if r.method == MethodInitialize {
@@ -327,19 +337,25 @@ func (p *Proxy) agentResponse(body []byte, d decoded) agentAction {
 	}
 	if d.strict != nil {
 		if p.gov != nil && isSessionStart(r.method) {
-			return agentAction{hold: p.newHold(r, body, d, SessionInfo{})}
+			h := p.newHold(r, body, d, SessionInfo{})
+			h.gated = r.gated
+			return agentAction{hold: h}
 		}
 		return agentAction{}
 	}
 	id := p.learn(r, d)
 	if p.gov != nil && isSessionStart(r.method) {
-		return agentAction{hold: p.newHold(r, body, d, p.state.info(id))}
+		h := p.newHold(r, body, d, p.state.info(id))
+		if h.gated = r.gated; h.gated == "" {
+			h.gated = p.holdStart(id)
+		}
+		return agentAction{hold: h}
 	}
 	return agentAction{}
 }
 
 func isSessionStart(method string) bool {
-	return method == MethodSessionNew || method == MethodSessionLoad || method == MethodSessionResume
+	return method == MethodSessionNew || method == MethodSessionLoad || method == MethodSessionResume || method == MethodSessionFork
 }
 
 // learn updates the session state from a strict successful response to
@@ -347,12 +363,12 @@ func isSessionStart(method string) bool {
 // returns the session it concerns.
 func (p *Proxy) learn(r clientRequest, d decoded) (id string) {
 	switch r.method {
-	case MethodSessionNew, MethodSessionLoad, MethodSessionResume:
+	case MethodSessionNew, MethodSessionLoad, MethodSessionResume, MethodSessionFork:
 		params, _ := fields(r.params, "sessionId", "cwd")
 		res, _ := fields(d.result, "sessionId", "modes", "configOptions")
 		modes, _ := fields(res["modes"], "currentModeId")
 		id = stringOf(params["sessionId"])
-		if r.method == MethodSessionNew || id == "" {
+		if r.method == MethodSessionNew || r.method == MethodSessionFork || id == "" {
 			id = stringOf(res["sessionId"])
 		}
 		p.state.setSession(id, stringOf(params["cwd"]), stringOf(modes["currentModeId"]))

@@ -126,9 +126,19 @@ func (p *Proxy) clientBatch(r *lineReader, line, body []byte, d decoded) {
 }
 
 // clientMessage handles one client message (a line or a batch element):
+// what names a held or refused session waits or is refused (gate.go),
 // requests become pending (the version gate, session state), answers to
 // permission requests go to their handlers, session/cancel cancels.
 func (p *Proxy) clientMessage(body []byte, d decoded) clientAction {
+	if a, took := p.gateClient(body, d); took {
+		return a
+	}
+	return p.clientMessageUngated(body, d)
+}
+
+// clientMessageUngated is clientMessage past the gate: a released
+// session's messages come here in order.
+func (p *Proxy) clientMessageUngated(body []byte, d decoded) clientAction {
 	switch d.kind {
 	case kindBlank:
 	case kindBatch:
@@ -159,7 +169,7 @@ func (p *Proxy) clientRequest(d decoded, body []byte) clientAction {
 	switch d.method {
 	case MethodInitialize:
 		a.replace = p.clientInitialize(d, body)
-	case MethodSessionNew, MethodSessionLoad, MethodSessionResume, MethodSessionSetMode, MethodSessionSetConfigOption:
+	case MethodSessionNew, MethodSessionLoad, MethodSessionResume, MethodSessionFork, MethodSessionSetMode, MethodSessionSetConfigOption:
 		if d.strict == nil {
 			r.params = bytes.Clone(d.params)
 		}
@@ -177,6 +187,18 @@ func (p *Proxy) clientRequest(d decoded, body []byte) clientAction {
 		p.mu.Unlock()
 		p.log.Warn("refused a client request whose id is one of permhost's own", "id", idKey(r.id))
 		return clientAction{drop: true, reply: errorLine(r.id, CodeInvalidRequest, "permhost: this request id is in use by permhost; use another")}
+	}
+	if refuse := p.admitStartLocked(r.method, r.params); refuse != nil {
+		p.mu.Unlock()
+		p.log.Error("refused a new session: the connection has started as many as permhost governs", "method", r.method)
+		return clientAction{drop: true, reply: errorLine(r.id, refuse.Code, refuse.Message)}
+	}
+	if p.gov != nil && (r.method == MethodSessionLoad || r.method == MethodSessionResume) {
+		// The client knows the id already: what it sends for the session
+		// waits until the Governor has seen the agent's result.
+		if f, ok := fields(r.params, "sessionId"); ok {
+			r.gated = p.holdStart(stringOf(f["sessionId"]))
+		}
 	}
 	p.seq++
 	r.seq = p.seq

@@ -433,6 +433,15 @@ func (s *state) markAsked(sessionID, toolCallID string) {
 	ss.asked.add(toolCallID)
 }
 
+// unmarkAsked forgets that the agent asked about a tool call: it finished.
+func (s *state) unmarkAsked(sessionID, toolCallID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ss, ok := s.sessions[sessionID]; ok && ss.asked != nil {
+		ss.asked.remove(toolCallID)
+	}
+}
+
 // wasAsked reports whether the agent asked about a tool call of a session.
 func (s *state) wasAsked(sessionID, toolCallID string) bool {
 	s.mu.Lock()

@@ -477,3 +477,111 @@ func TestGovernedUnasked(t *testing.T) {
 		t.Errorf("stderr warned %d times, want once:\n%s", n, r.proc.Stderr())
 	}
 }
+
+// TestGovernedLoadPromptHeld: the editor's session/prompt sent right after
+// its session/load (or resume) of a session the agent loads in auto waits
+// until permhost has switched the session: the agent reads the switch
+// before the prompt, and the prompt's command is asked.
+func TestGovernedLoadPromptHeld(t *testing.T) {
+	t.Parallel()
+	for _, method := range []string{"session/load", "session/resume"} {
+		t.Run(method, func(t *testing.T) {
+			t.Parallel()
+			r := startLikeWith(t, likeOpts{agent: "claude101", start: "default", plugins: protectSecrets, agentArgs: []string{"-load", "auto"}})
+			r.mu.Lock()
+			r.answer = allowOnce(t)
+			r.mu.Unlock()
+			r.client.send([]byte(`{"jsonrpc":"2.0","id":"load","method":"` + method + `","params":{"sessionId":` + quote(r.session) + `,"cwd":` + quote(r.project) + `,"mcpServers":[]}}`))
+			r.client.send([]byte(`{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":` + quote(r.session) + `,"prompt":[{"type":"text","text":"run: rm -rf build"}]}}`))
+			_, loaded := r.client.waitFor("the load's result", func(m *wireMsg) bool { return m.isResponse() && string(m.ID) == `"load"` })
+			if mode, value := sessionModes(t, loaded.Result); mode != "default" || value != "default" {
+				t.Fatalf("the loaded session is in %q / %q: %s", mode, value, loaded.Raw)
+			}
+			r.client.waitFor("the prompt's end", func(m *wireMsg) bool { return m.isResponse() && string(m.ID) == `"p"` })
+			var order []string
+			for _, l := range r.readReport() {
+				for _, w := range []string{method, "session/set_config_option", "session/prompt"} {
+					if strings.Contains(l, `"method":"`+w+`"`) {
+						order = append(order, w)
+					}
+				}
+			}
+			if want := []string{method, "session/set_config_option", "session/prompt"}; !slices.Equal(order, want) {
+				t.Fatalf("the agent read %v, want %v", order, want)
+			}
+			if ev := r.lastEvents(1)[0]; !ev.Asked || ev.Mode != "default" {
+				t.Fatalf("the prompt's command: %+v", ev)
+			}
+			r.finish()
+		})
+	}
+}
+
+// TestGovernedRefusedLoad: a session the agent loads in auto and will not
+// switch is refused: the load, the prompt sent right after it and every
+// later prompt get the policy's error, and the agent reads no prompt.
+func TestGovernedRefusedLoad(t *testing.T) {
+	t.Parallel()
+	r := startLikeWith(t, likeOpts{agent: "claude101", start: "default", plugins: protectSecrets, agentArgs: []string{"-load", "auto", "-refuse-switch"}})
+	prompt := `{"sessionId":` + quote(r.session) + `,"prompt":[{"type":"text","text":"run: rm -rf build"}]}`
+	r.client.send([]byte(`{"jsonrpc":"2.0","id":"load","method":"session/load","params":{"sessionId":` + quote(r.session) + `,"cwd":` + quote(r.project) + `,"mcpServers":[]}}`))
+	r.client.send([]byte(`{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":` + prompt + `}`))
+	for _, id := range []string{`"load"`, `"p"`} {
+		_, m := r.client.waitFor("the answer to "+id, func(m *wireMsg) bool { return m.isResponse() && string(m.ID) == id })
+		if !bytes.Contains(m.Raw, []byte(`"code":-32001`)) || !bytes.Contains(m.Raw, []byte("refused the switch to default")) {
+			t.Errorf("%s: %s", id, m.Raw)
+		}
+	}
+	if res := r.call("session/prompt", prompt); !bytes.Contains(res.Raw, []byte(`"code":-32001`)) {
+		t.Errorf("a later prompt: %s", res.Raw)
+	}
+	if got := r.reportLines(`"method":"session/prompt"`); len(got) != 0 {
+		t.Errorf("the agent read a prompt of the refused session: %v", got)
+	}
+	r.finish()
+}
+
+// TestGovernedFork: a session/fork result in bypassPermissions (a mode
+// the session does not even offer) is switched to default before the
+// editor sees it, and the fork's first command is asked.
+func TestGovernedFork(t *testing.T) {
+	t.Parallel()
+	r := startLikeWith(t, likeOpts{agent: "claude101", start: "default", plugins: protectSecrets, agentArgs: []string{"-fork", "bypassPermissions"}})
+	res := r.call("session/fork", `{"sessionId":`+quote(r.session)+`,"cwd":`+quote(r.project)+`,"mcpServers":[]}`)
+	if mode, value := sessionModes(t, res.Result); mode != "default" || value != "default" {
+		t.Fatalf("the fork is in %q / %q: %s", mode, value, res.Raw)
+	}
+	var s struct {
+		SessionID string `json:"sessionId"`
+	}
+	json.Unmarshal(res.Result, &s)
+	r.session = s.SessionID
+	asked := r.prompt(allowOnce(t), "run: rm -rf build")
+	if ev := r.lastEvents(1)[0]; len(asked) != 1 || !ev.Asked || ev.Mode != "default" {
+		t.Fatalf("the fork's first command: asked %d, %+v", len(asked), ev)
+	}
+	r.finish()
+}
+
+// TestGovernedReversalUndone: Qwen Code switches itself to auto-edit, and
+// switches back to auto-edit while permhost's switch back is in flight
+// (its update arrives before its success answer). permhost does not take
+// the success for the mode: it switches again, and the editor's next
+// prompt waits until then: the write is asked.
+func TestGovernedReversalUndone(t *testing.T) {
+	t.Parallel()
+	r := startLikeWith(t, likeOpts{agent: "qwen", start: "default", plugins: protectSecrets, agentArgs: []string{"-undo", "1"}})
+	r.prompt(allowOnce(t), "switch: auto-edit")
+	asked := r.prompt(allowOnce(t), "write: a.txt")
+	if ev := r.lastEvents(1)[0]; len(asked) != 1 || !ev.Asked || ev.Mode != "default" {
+		t.Fatalf("after the undone reversal the write: asked %d, %+v", len(asked), ev)
+	}
+	if got := r.reportLines(`"method":"session/set_config_option"`, `"value":"default"`); len(got) != 2 {
+		t.Errorf("the agent read %d switches to default, want 2 (one undone)", len(got))
+	}
+	e := r.entries("of the reversal", modeAction("reverse"))[0]
+	if e["outcome"] != "reversed" {
+		t.Errorf("the reversal's entry: %v", e)
+	}
+	r.finish()
+}

@@ -72,6 +72,8 @@ type likeOpts struct {
 	caps string
 	// serve answers the agent's requests other than permission requests.
 	serve func(r *likeRun, m *wireMsg) []byte
+	// agentArgs are more likeagent flags (-load, -fork, -undo...).
+	agentArgs []string
 }
 
 func startLikeWith(t *testing.T, o likeOpts) *likeRun {
@@ -99,6 +101,7 @@ func startLikeWith(t *testing.T, o likeOpts) *likeRun {
 	if o.start != "" {
 		args = append(args, "-start", o.start)
 	}
+	args = append(args, o.agentArgs...)
 	r.report = filepath.Join(dir, "report.jsonl")
 	r.proc = acptest.Start(t, append([]string{"env"}, args...)...)
 	r.client = newTestClient(t, r.proc.Stdout, r.proc.Stdin, func(m *wireMsg) []byte {

@@ -28,9 +28,14 @@ import (
 // switch of mode; a switch not answered by then counts as refused.
 const modeSwitchWait = 20 * time.Second
 
-// maxGovernedSessions bounds what the governor keeps per session; the
-// oldest session is forgotten first.
-const maxGovernedSessions = 256
+// maxGovernedSessions bounds the sessions the governor keeps. A session
+// that started (SessionStart) is never forgotten: past the bound a new
+// one is refused. A session seen only in updates makes way, oldest first.
+const maxGovernedSessions = acp.DefaultMaxGovernedSessions
+
+// maxSwitchTries bounds permhost's switches of one session in a row while
+// the agent keeps reporting a mode that decides by itself.
+const maxSwitchTries = 3
 
 // Governor returns the proxy's acp.Governor for the engine's [session]
 // settings: with modes = "govern" it keeps each session in a mode where
@@ -50,7 +55,8 @@ type governor struct {
 
 	mu       sync.Mutex
 	sessions map[string]*govSession
-	order    []string // session ids, oldest first
+	order    []string // the kept sessions' ids, oldest first
+	max      int      // maxGovernedSessions; tests lower it
 
 	bg sync.WaitGroup // switches back under way; Engine.Close waits for them
 }
@@ -59,13 +65,15 @@ type governor struct {
 type govSession struct {
 	modes     profile.SessionModes
 	options   json.RawMessage // the latest configOptions list seen
-	reversing bool            // a switch back is under way
+	started   bool            // SessionStart saw it: kept for good
+	switching bool            // a switch of permhost's is under way
+	again     bool            // the agent reported a deciding mode meanwhile
 	unasked   unaskedState
 	allowed   map[string]allowance // tool calls allowed and not finished, by id
 }
 
 func newGovernor(e *Engine, dry func(ReplayNote)) *governor {
-	return &governor{e: e, dry: dry, sessions: map[string]*govSession{}}
+	return &governor{e: e, dry: dry, sessions: map[string]*govSession{}, max: maxGovernedSessions}
 }
 
 func (g *governor) cfg() config.Session { return g.e.cfg.Session }
@@ -78,17 +86,22 @@ func (g *governor) governsFS() bool { return g.cfg().FS == config.FSGovern }
 // agent runs unasked is logged.
 func (g *governor) governed() bool { return g.governsModes() || g.governsFS() }
 
-// session returns the governor's record of a session, creating it; g.mu
-// is held.
+// sessionLocked returns the governor's record of a session, creating it;
+// g.mu is held. Past the bound a session seen only in updates makes way;
+// when every kept session started, the record returned is not kept.
 func (g *governor) sessionLocked(id string) *govSession {
 	if s, ok := g.sessions[id]; ok {
 		return s
 	}
-	for len(g.sessions) >= maxGovernedSessions && len(g.order) > 0 {
-		delete(g.sessions, g.order[0])
-		g.order = g.order[1:]
-	}
 	s := &govSession{allowed: map[string]allowance{}}
+	if len(g.sessions) >= g.max {
+		i := slices.IndexFunc(g.order, func(id string) bool { return !g.sessions[id].started })
+		if i < 0 {
+			return s
+		}
+		delete(g.sessions, g.order[i])
+		g.order = slices.Delete(g.order, i, i+1)
+	}
 	g.sessions[id] = s
 	g.order = append(g.order, id)
 	return s
@@ -163,14 +176,24 @@ func (g *governor) SessionStart(ctx context.Context, s *acp.SessionStart, c acp.
 		return nil, g.ungovernable(s.Session, s.Method, "", "the agent's "+s.Method+" result cannot be read: "+err.Error())
 	}
 	sid := s.Session.ID
+	plan := prof.Plan(m)
 	g.mu.Lock()
 	gs := g.sessionLocked(sid)
+	if g.sessions[sid] != gs {
+		g.mu.Unlock()
+		return nil, g.ungovernable(s.Session, s.Method, m.Current, fmt.Sprintf("permhost governs at most %d sessions on one connection and forgets none", g.max))
+	}
+	gs.started = true
 	gs.modes = m
 	if raw, ok := member1(s.Result, "configOptions"); ok {
 		gs.options = raw
 	}
+	// An update the agent sends while permhost switches is seen by the
+	// switch (confirmSwitch), not reversed on its own.
+	if plan.Governable && !plan.CurrentAsks && g.dry == nil {
+		gs.switching = true
+	}
 	g.mu.Unlock()
-	plan := prof.Plan(m)
 	switch {
 	case plan.CurrentAsks:
 		return nil, nil
@@ -182,7 +205,7 @@ func (g *governor) SessionStart(ctx context.Context, s *acp.SessionStart, c acp.
 		g.dry(ReplayNote{Session: sid, What: fmt.Sprintf("%s: mode %s decides by itself; permhost would switch to %s (%s) before the editor sees the session", s.Method, m.Current, plan.Target, by)})
 		return nil, nil
 	}
-	if err := g.switchMode(ctx, c, sid, m, plan.Target, plan.Switch); err != nil {
+	if err := g.confirmSwitch(ctx, c, sid, gs, plan.Target, plan.Switch); err != nil {
 		entry := g.modeEntry(s.Session, LogMode{Action: ModeUngovernable, Trigger: s.Method, From: m.Current, To: plan.Target, By: by, Error: err.Error()},
 			"refused", "the agent refused the switch to "+plan.Target)
 		g.note(entry, ReplayNote{})
@@ -194,14 +217,6 @@ func (g *governor) SessionStart(ctx context.Context, s *acp.SessionStart, c acp.
 	g.note(g.modeEntry(s.Session, LogMode{Action: ModeSwitch, Trigger: s.Method, From: m.Current, To: plan.Target, By: by}, "switched",
 		"mode "+m.Current+" decides by itself: "+decides(prof, m.Current)), ReplayNote{})
 	g.e.log.Info("session moved to a mode that asks before the editor sees it", "session", sid, "from", m.Current, "to", plan.Target, "by", by)
-	g.mu.Lock()
-	gs.modes.Current = plan.Target
-	if gs.options != nil {
-		if o, err := withModeValue(gs.options, plan.Target); err == nil {
-			gs.options = o
-		}
-	}
-	g.mu.Unlock()
 	out, err := withCurrentMode(s.Result, plan.Target)
 	if err != nil {
 		// ReadSessionModes read it: cannot happen; fail closed all the same.
@@ -252,8 +267,49 @@ func (g *governor) switchMode(ctx context.Context, c acp.Caller, sid string, m p
 	return nil
 }
 
+// confirmSwitch switches session sid (record gs, whose switching the
+// caller set) to target until the agent has confirmed it: a switch
+// answered with success while the agent reported a mode that decides
+// (gs.again) is not one, and is tried again. The mode permhost believes is
+// the last one the agent reported: the success answering this switch,
+// with nothing reported since it was sent, reports target.
+func (g *governor) confirmSwitch(ctx context.Context, c acp.Caller, sid string, gs *govSession, target string, how profile.Switch) error {
+	for try := 1; ; try++ {
+		g.mu.Lock()
+		m := gs.modes
+		gs.again = false
+		g.mu.Unlock()
+		err := g.switchMode(ctx, c, sid, m, target, how)
+		g.mu.Lock()
+		if err == nil && !gs.again {
+			gs.modes.Current = target
+			if gs.options != nil {
+				if o, err := withModeValue(gs.options, target); err == nil {
+					gs.options = o
+				}
+			}
+			gs.switching = false
+			g.mu.Unlock()
+			return nil
+		}
+		reported := gs.modes.Current
+		if err != nil || try >= maxSwitchTries {
+			gs.switching = false
+			g.mu.Unlock()
+			if err == nil {
+				err = fmt.Errorf("the agent reported mode %s again after each of %d switches to %s", reported, maxSwitchTries, target)
+			}
+			return err
+		}
+		g.mu.Unlock()
+	}
+}
+
+// unreadSwitch ends the refusal of a switch whose ids are not strings.
+const unreadSwitch = `; [session] modes = "govern" refuses a switch it cannot read`
+
 // ClientRequest refuses the editor's switch into a mode that decides by
-// itself.
+// itself, and a switch whose mode is not a string.
 func (g *governor) ClientRequest(r *acp.ClientRequest) *acp.RPCError {
 	if !g.governsModes() {
 		return nil
@@ -268,6 +324,9 @@ func (g *governor) ClientRequest(r *acp.ClientRequest) *acp.RPCError {
 		m = gs.modes
 	}
 	g.mu.Unlock()
+	// The mode the session is in is the last the agent reported, as the
+	// governor followed it (a switch back included).
+	from := first(m.Current, r.Session.Mode)
 	var mode string
 	switch r.Method {
 	case acp.MethodSessionSetMode:
@@ -275,27 +334,34 @@ func (g *governor) ClientRequest(r *acp.ClientRequest) *acp.RPCError {
 		if err != nil {
 			return refusal(r.Method + ": params cannot be read: " + err.Error())
 		}
-		mode, _ = jsontext.String(f["modeId"])
+		if mode, err = jsontext.String(f["modeId"]); err != nil || mode == "" {
+			return refusal(r.Method + ": modeId is not a mode id (a non-empty string): permhost cannot tell which mode it asks for" + unreadSwitch)
+		}
 	case acp.MethodSessionSetConfigOption:
 		f, err := jsontext.Lookup(r.Params, "configId", "value")
 		if err != nil {
 			return refusal(r.Method + ": params cannot be read: " + err.Error())
 		}
-		id, _ := jsontext.String(f["configId"])
-		if id == "" || (m.ConfigOption != "" && id != m.ConfigOption) || (m.ConfigOption == "" && id != "mode") {
+		id, err := jsontext.String(f["configId"])
+		if err != nil || id == "" {
+			return refusal(r.Method + ": configId is not an option id (a non-empty string): permhost cannot tell which option it sets" + unreadSwitch)
+		}
+		if (m.ConfigOption != "" && id != m.ConfigOption) || (m.ConfigOption == "" && id != "mode") {
 			return nil // another option: the model, a reasoning level...
 		}
-		mode, _ = jsontext.String(f["value"])
+		if mode, err = jsontext.String(f["value"]); err != nil || mode == "" {
+			return refusal(r.Method + ": the mode option's value is not a mode id (a non-empty string): permhost cannot tell which mode it asks for" + unreadSwitch)
+		}
 	}
 	prof := g.e.agentProfile(r.Session.Agent)
-	if mode == "" || prof.Asks(mode, modeName(m, mode)) {
+	if prof.Asks(mode, modeName(m, mode)) {
 		return nil
 	}
 	if g.dry != nil {
 		g.dry(ReplayNote{Session: sid, What: fmt.Sprintf("%s to %s: permhost would refuse it (%s)", r.Method, mode, decides(prof, mode))})
 		return nil
 	}
-	g.note(g.modeEntry(r.Session, LogMode{Action: ModeRefuse, Trigger: r.Method, From: r.Session.Mode, To: mode}, "refused",
+	g.note(g.modeEntry(r.Session, LogMode{Action: ModeRefuse, Trigger: r.Method, From: from, To: mode}, "refused",
 		"mode "+mode+" decides by itself: "+decides(prof, mode)), ReplayNote{})
 	g.e.log.Warn("refused the editor's switch into a mode that decides by itself", "session", sid, "mode", mode)
 	return refusal(fmt.Sprintf("mode %s decides by itself (%s); [session] modes = \"govern\" keeps this session in a mode where the agent asks", mode, decides(prof, mode)))
@@ -317,8 +383,10 @@ func (g *governor) Update(u *acp.Update, c acp.Caller) {
 }
 
 // modeUpdate reverses the agent's own switch into a mode that decides by
-// itself: permhost switches it back to the asking mode, then tells the
-// editor, which saw the agent's update, the mode the session is in.
+// itself: the editor's messages for the session wait (Caller.Hold) while
+// permhost switches it back to the asking mode, then the editor, which saw
+// the agent's update, is told the mode the session is in. A session that
+// cannot be switched back is refused from then on.
 func (g *governor) modeUpdate(u *acp.Update, c acp.Caller) {
 	if !g.governsModes() || u.ModeID == "" {
 		return
@@ -337,7 +405,13 @@ func (g *governor) modeUpdate(u *acp.Update, c acp.Caller) {
 	from := gs.modes.Current
 	gs.modes.Current = u.ModeID
 	m := gs.modes
-	if prof.Asks(u.ModeID, modeName(m, u.ModeID)) || gs.reversing {
+	if prof.Asks(u.ModeID, modeName(m, u.ModeID)) {
+		g.mu.Unlock()
+		return
+	}
+	if gs.switching {
+		// permhost's switch under way is not confirmed by its answer now.
+		gs.again = true
 		g.mu.Unlock()
 		return
 	}
@@ -350,7 +424,11 @@ func (g *governor) modeUpdate(u *acp.Update, c acp.Caller) {
 		g.mu.Unlock()
 		g.note(g.modeEntry(u.Session, LogMode{Action: ModeReverse, Trigger: u.Kind, From: from, To: u.ModeID}, "failed",
 			"the agent switched to "+u.ModeID+" by itself and permhost knows no way back"), ReplayNote{Session: sid, What: u.Kind + " to " + u.ModeID + ": the agent switched by itself; permhost knows no way back"})
-		g.e.log.Error("the agent switched into a mode that decides by itself and permhost cannot switch it back: what it runs unasked is only logged", "session", sid, "mode", u.ModeID)
+		g.e.log.Error("the agent switched into a mode that decides by itself and permhost cannot switch it back: the session is refused from now on", "session", sid, "mode", u.ModeID)
+		if g.dry == nil && c != nil {
+			c.Hold(sid)(refusal(fmt.Sprintf("the agent switched the session to mode %s, which decides by itself (%s), and permhost knows no way back; [session] modes = \"govern\" refuses the session from now on (set modes = \"pass\" to use it anyway)",
+				u.ModeID, decides(prof, u.ModeID))))
+		}
 		return
 	}
 	if g.dry != nil {
@@ -358,21 +436,17 @@ func (g *governor) modeUpdate(u *acp.Update, c acp.Caller) {
 		g.dry(ReplayNote{Session: sid, What: fmt.Sprintf("%s to %s (%s): the agent switched by itself; permhost would switch back to %s (%s)", u.Kind, u.ModeID, decides(prof, u.ModeID), target, switchMethod(how))})
 		return
 	}
-	gs.reversing = true
+	gs.switching = true
 	g.mu.Unlock()
+	release := c.Hold(sid)
 	g.bg.Add(1)
 	go func() {
 		defer g.bg.Done()
-		err := g.switchMode(context.Background(), c, sid, m, target, how)
+		err := g.confirmSwitch(context.Background(), c, sid, gs, target, how)
 		g.mu.Lock()
-		gs.reversing = false
-		if err == nil {
-			gs.modes.Current = target
-		}
 		var options json.RawMessage
-		if err == nil && gs.options != nil {
-			options, _ = withModeValue(gs.options, target)
-			gs.options = options
+		if err == nil {
+			options = gs.options
 		}
 		setMode := gs.modes.SetMode
 		g.mu.Unlock()
@@ -380,9 +454,12 @@ func (g *governor) modeUpdate(u *acp.Update, c acp.Caller) {
 		if err != nil {
 			m.Error = err.Error()
 			g.note(g.modeEntry(u.Session, m, "failed", "the agent switched to "+u.ModeID+" by itself and refused the switch back"), ReplayNote{})
-			g.e.log.Error("the agent switched into a mode that decides by itself and refused permhost's switch back: what it runs unasked is only logged", "session", sid, "mode", u.ModeID, "err", err)
+			g.e.log.Error("the agent switched into a mode that decides by itself and refused permhost's switch back: the session is refused from now on", "session", sid, "mode", u.ModeID, "err", err)
+			release(refusal(fmt.Sprintf("the agent switched the session to mode %s, which decides by itself (%s), and refused the switch back to %s (%v); [session] modes = \"govern\" refuses the session from now on (set modes = \"pass\" to use it anyway)",
+				u.ModeID, decides(prof, u.ModeID), target, err)))
 			return
 		}
+		defer release(nil)
 		g.note(g.modeEntry(u.Session, m, "reversed", "the agent switched to "+u.ModeID+" by itself: "+decides(prof, u.ModeID)), ReplayNote{})
 		g.e.log.Warn("the agent switched into a mode that decides by itself; permhost switched it back", "session", sid, "mode", u.ModeID, "to", target)
 		// The editor saw the agent's update: it is told where the session

@@ -43,6 +43,9 @@ type fakeCaller struct {
 	calls  []string // "method params"
 	notes  []string
 	called chan struct{}
+
+	holds    []string
+	released chan struct{} // gets one value per release, when set
 }
 
 func (c *fakeCaller) Agent(ctx context.Context, method string, params json.RawMessage) (acp.Answer, error) {
@@ -67,6 +70,26 @@ func (c *fakeCaller) Notify(method string, params json.RawMessage) error {
 	defer c.mu.Unlock()
 	c.notes = append(c.notes, string(params))
 	return nil
+}
+
+// Hold records the holds and their releases: "hold s-1", "release s-1"
+// or "refuse s-1: MESSAGE".
+func (c *fakeCaller) Hold(sessionID string) func(*acp.RPCError) {
+	c.mu.Lock()
+	c.holds = append(c.holds, "hold "+sessionID)
+	c.mu.Unlock()
+	return func(refuse *acp.RPCError) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if refuse != nil {
+			c.holds = append(c.holds, "refuse "+sessionID+": "+refuse.Message)
+		} else {
+			c.holds = append(c.holds, "release "+sessionID)
+		}
+		if c.released != nil {
+			c.released <- struct{}{}
+		}
+	}
 }
 
 func accepts(string, json.RawMessage) (acp.Answer, error) {
@@ -114,6 +137,13 @@ func TestSessionStart(t *testing.T) {
 			result: `{"sessionId":"s-1","modes":{"currentModeId":"turbo","availableModes":[{"id":"turbo","name":"Turbo"},{"id":"careful","name":"Careful"}]}}`,
 			agent:  accepts, want: `{"sessionId":"s-1","modes":{"currentModeId":"careful","availableModes":[{"id":"turbo","name":"Turbo"},{"id":"careful","name":"Careful"}]}}`,
 			call: `session/set_mode {"modeId":"careful","sessionId":"s-1"}`, logged: `"action":"switch"`},
+		{name: "a deciding mode offering nothing", session: governing(), peer: claude101,
+			result: `{"sessionId":"s-1","modes":{"currentModeId":"bypassPermissions","availableModes":[]}}`, agent: accepts,
+			want: `{"sessionId":"s-1","modes":{"currentModeId":"default","availableModes":[]}}`,
+			call: `session/set_mode {"modeId":"default","sessionId":"s-1"}`, logged: `"action":"switch"`},
+		{name: "a mode id that is not a string", session: governing(), peer: claude101,
+			result:  `{"sessionId":"s-1","modes":{"currentModeId":{"id":"auto"},"availableModes":[{"id":"default"}]}}`,
+			refused: "cannot be read", logged: `"action":"ungovernable"`},
 		{name: "not strict", session: governing(), peer: claude101, result: autoResult, suspects: `duplicate key "modes"`,
 			refused: "cannot be read one way only", logged: `"action":"ungovernable"`},
 	} {
@@ -158,6 +188,10 @@ func TestClientRequest(t *testing.T) {
 		{"set_mode bypassPermissions", acp.MethodSessionSetMode, `{"sessionId":"s-1","modeId":"bypassPermissions"}`, governing(), claude101, true},
 		{"set_mode plan", acp.MethodSessionSetMode, `{"sessionId":"s-1","modeId":"plan"}`, governing(), claude101, false},
 		{"mode option acceptEdits", acp.MethodSessionSetConfigOption, `{"sessionId":"s-1","configId":"mode","value":"acceptEdits"}`, governing(), claude101, true},
+		{"mode option not a string", acp.MethodSessionSetConfigOption, `{"sessionId":"s-1","configId":"mode","value":["auto"]}`, governing(), claude101, true},
+		{"mode option absent", acp.MethodSessionSetConfigOption, `{"sessionId":"s-1","configId":"mode"}`, governing(), claude101, true},
+		{"option id not a string", acp.MethodSessionSetConfigOption, `{"sessionId":"s-1","configId":{"id":"mode"},"value":"auto"}`, governing(), claude101, true},
+		{"set_mode not a string", acp.MethodSessionSetMode, `{"sessionId":"s-1","modeId":7}`, governing(), claude101, true},
 		{"model option", acp.MethodSessionSetConfigOption, `{"sessionId":"s-1","configId":"model","value":"auto"}`, governing(), claude101, false},
 		{"modes pass", acp.MethodSessionSetMode, `{"sessionId":"s-1","modeId":"auto"}`, config.Session{Modes: config.ModesPass}, claude101, false},
 		{"qwen yolo", acp.MethodSessionSetMode, `{"sessionId":"s-1","modeId":"yolo"}`, governing(), qwenPeer, true},
@@ -199,21 +233,23 @@ func TestModeUpdate(t *testing.T) {
 		if _, rerr := g.SessionStart(context.Background(), &acp.SessionStart{Method: acp.MethodSessionNew, Result: json.RawMessage(res), Session: qs}, c); rerr != nil {
 			t.Fatal(rerr)
 		}
+		c.released = make(chan struct{}, 1)
 		g.Update(&acp.Update{SessionID: "s-1", Session: qs, Kind: "current_mode_update", ModeID: "plan"}, c)
 		g.Update(&acp.Update{SessionID: "s-1", Session: qs, Kind: "current_mode_update", ModeID: "auto-edit"}, c)
+		// The editor's messages for the session are released last, after
+		// the log entry and the notifications.
 		select {
-		case <-c.called:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no switch back")
+		case <-c.released:
+		case <-time.After(time.Minute): // a hang guard, not a margin
+			t.Fatal("the session was never released")
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for !strings.Contains(buf.String(), `"action":"reverse"`) && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		time.Sleep(20 * time.Millisecond) // the notifications follow the log line
 		c.mu.Lock()
-		calls, notes := c.calls, c.notes
+		calls, notes, holds := c.calls, c.notes, c.holds
 		c.mu.Unlock()
+		if len(holds) != 2 || holds[0] != "hold s-1" || (refuse != strings.HasPrefix(holds[1], "refuse s-1: permhost: the agent switched the session to mode auto-edit")) ||
+			(!refuse && holds[1] != "release s-1") {
+			t.Errorf("holds %q", holds)
+		}
 		if len(calls) != 1 || calls[0] != `session/set_config_option {"configId":"mode","sessionId":"s-1","value":"default"}` {
 			t.Errorf("permhost's requests %q (plan asks: only auto-edit is reversed)", calls)
 		}
@@ -227,6 +263,110 @@ func TestModeUpdate(t *testing.T) {
 		case !refuse && !strings.Contains(buf.String(), `"outcome":"reversed"`):
 			t.Errorf("log %s", buf.String())
 		}
+	}
+}
+
+// qwenDefault is a Qwen Code session/new result in default, which offers
+// auto-edit as a mode and as a config option.
+const qwenDefault = `{"sessionId":"s-1","modes":{"currentModeId":"default","availableModes":[{"id":"default","name":"Default"},{"id":"auto-edit","name":"Auto Edit"}]},"configOptions":[{"id":"mode","category":"mode","currentValue":"default","options":[{"value":"default"},{"value":"auto-edit"}]}]}`
+
+// TestModeUpdateRace: the agent switches itself back into auto-edit while
+// permhost's switch back is in flight. The success answering that switch
+// does not confirm it: permhost switches again, and holds the editor's
+// messages until a switch is answered with nothing deciding reported
+// meanwhile; an agent that keeps switching back gets its session refused.
+// Once switched back, the mode permhost believes is the one the agent
+// confirmed: the editor's refused switch is logged from it.
+func TestModeUpdateRace(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		switches  int // how many of permhost's switches the agent undoes
+		wantCalls int
+		refused   bool
+	}{
+		{"undone once", 1, 2, false},
+		{"undone every time", 100, maxSwitchTries, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, dlog, buf := govEngine(t, governing())
+			g := e.Governor()
+			qs := acp.SessionInfo{ID: "s-1", Agent: qwenPeer}
+			c := &fakeCaller{released: make(chan struct{}, 1)}
+			undone := 0
+			c.agent = func(string, json.RawMessage) (acp.Answer, error) {
+				if undone < tc.switches {
+					// The agent's own update reaches permhost before the
+					// answer to permhost's switch.
+					undone++
+					g.Update(&acp.Update{SessionID: "s-1", Session: qs, Kind: "current_mode_update", ModeID: "auto-edit"}, c)
+				}
+				return acp.Answer{Result: json.RawMessage(`{}`)}, nil
+			}
+			if _, rerr := g.SessionStart(context.Background(), &acp.SessionStart{Method: acp.MethodSessionNew, Result: json.RawMessage(qwenDefault), Session: qs}, c); rerr != nil {
+				t.Fatal(rerr)
+			}
+			g.Update(&acp.Update{SessionID: "s-1", Session: qs, Kind: "current_mode_update", ModeID: "auto-edit"}, c)
+			select {
+			case <-c.released:
+			case <-time.After(time.Minute): // a hang guard, not a margin
+				t.Fatal("the session was never released")
+			}
+			c.mu.Lock()
+			calls, holds := c.calls, c.holds
+			c.mu.Unlock()
+			if len(calls) != tc.wantCalls {
+				t.Errorf("permhost's switches %q, want %d", calls, tc.wantCalls)
+			}
+			if len(holds) != 2 || holds[0] != "hold s-1" || tc.refused != strings.HasPrefix(holds[1], "refuse s-1:") {
+				t.Fatalf("holds %q", holds)
+			}
+			if tc.refused {
+				return
+			}
+			qs.Mode = "auto-edit" // the proxy's state may lag: the governor's own record counts
+			if rerr := g.ClientRequest(&acp.ClientRequest{Method: acp.MethodSessionSetMode, Params: json.RawMessage(`{"sessionId":"s-1","modeId":"yolo"}`), Session: qs}); rerr == nil {
+				t.Fatal("the editor's switch to yolo was not refused")
+			}
+			dlog.Close()
+			if !strings.Contains(buf.String(), `"action":"refuse","trigger":"session/set_mode","from":"default","to":"yolo"`) {
+				t.Errorf("the refusal is not logged from the mode the agent confirmed:\n%s", buf.String())
+			}
+		})
+	}
+}
+
+// TestSessionsKept: a session that started is never forgotten: past the
+// bound a new session is refused, sessions seen only in updates make way,
+// and a switch of the first session's mode option (not named "mode") is
+// still known for what it is.
+func TestSessionsKept(t *testing.T) {
+	e, _, _ := govEngine(t, governing())
+	g := e.Governor()
+	e.gov.max = 2
+	start := func(sid, result string) *acp.RPCError {
+		_, rerr := g.SessionStart(context.Background(), &acp.SessionStart{Method: acp.MethodSessionNew, Result: json.RawMessage(result),
+			Session: acp.SessionInfo{ID: sid, Agent: claude101}}, &fakeCaller{agent: accepts})
+		return rerr
+	}
+	perm := `{"sessionId":"s-1","configOptions":[{"id":"perm","category":"mode","currentValue":"default","options":[{"value":"default"},{"value":"bypassPermissions"}]}]}`
+	if rerr := start("s-1", perm); rerr != nil {
+		t.Fatal(rerr)
+	}
+	g.Update(&acp.Update{SessionID: "seen-only", Session: acp.SessionInfo{ID: "seen-only", Agent: claude101}, Kind: "tool_call", ToolCallID: "t", ToolKind: abi.KindRead, Status: "pending"}, nil)
+	if rerr := start("s-2", strings.Replace(perm, "s-1", "s-2", 1)); rerr != nil {
+		t.Fatalf("a session seen only in updates did not make way: %v", rerr.Message)
+	}
+	rerr := start("s-3", strings.Replace(perm, "s-1", "s-3", 1))
+	if rerr == nil || !strings.Contains(rerr.Message, "at most 2 sessions") {
+		t.Fatalf("the third session: %+v", rerr)
+	}
+	for i := range 10 {
+		id := "u-" + string(rune('a'+i))
+		g.Update(&acp.Update{SessionID: id, Session: acp.SessionInfo{ID: id, Agent: claude101}, Kind: "tool_call", ToolCallID: "t", ToolKind: abi.KindRead, Status: "pending"}, nil)
+	}
+	if rerr := g.ClientRequest(&acp.ClientRequest{Method: acp.MethodSessionSetConfigOption,
+		Params: json.RawMessage(`{"sessionId":"s-1","configId":"perm","value":"bypassPermissions"}`), Session: acp.SessionInfo{ID: "s-1", Agent: claude101}}); rerr == nil {
+		t.Fatal("the first session's switch to bypassPermissions was forwarded")
 	}
 }
 
@@ -251,11 +391,21 @@ func TestUnasked(t *testing.T) {
 	up("never-ran", abi.KindEdit, "failed", false)
 	up("ran-failed", abi.KindEdit, "in_progress", false)
 	up("ran-failed", abi.KindEdit, "failed", false)
+	// The id again, for a new call: it ran unasked too.
+	g.Update(&acp.Update{SessionID: "s-1", Session: s, Kind: "tool_call", ToolCallID: "rm", ToolKind: abi.KindExecute, Status: "completed",
+		ToolCall: json.RawMessage(`{"toolCallId":"rm","title":"rm again"}`)}, nil)
+	// claude's Write, filed as kind other: an edit by the profile's reading.
+	cs := acp.SessionInfo{ID: "s-1", Agent: claude101, Cwd: "/p"}
+	g.Update(&acp.Update{SessionID: "s-1", Session: cs, Kind: "tool_call", ToolCallID: "w", ToolKind: abi.KindOther, Status: "completed",
+		ToolCall: json.RawMessage(`{"toolCallId":"w","title":"Write","kind":"other","rawInput":{"file_path":"/p/a","content":"x"},"_meta":{"claudeCode":{"toolName":"Write"}}}`)}, nil)
+	g.Update(&acp.Update{SessionID: "s-1", Session: cs, Kind: "tool_call", ToolCallID: "r", ToolKind: abi.KindOther, Status: "completed",
+		ToolCall: json.RawMessage(`{"toolCallId":"r","title":"Read","kind":"other","rawInput":{"file_path":"/p/a"},"_meta":{"claudeCode":{"toolName":"Read"}}}`)}, nil)
 	// History a session/load replays ran before permhost.
 	g.Update(&acp.Update{SessionID: "s-1", Session: s, Kind: "tool_call", ToolCallID: "history", ToolKind: abi.KindExecute, Status: "completed", Loading: true}, nil)
 	dlog.Close()
 	log := buf.String()
-	if n := strings.Count(log, `"unasked":true`); n != 2 || !strings.Contains(log, `"id":"rm","title":"rm","kind":"execute","status":"completed"`) ||
+	if n := strings.Count(log, `"unasked":true`); n != 4 || !strings.Contains(log, `"id":"rm","title":"rm","kind":"execute","status":"completed"`) ||
+		!strings.Contains(log, `"id":"rm","title":"rm again"`) || !strings.Contains(log, `"id":"w","title":"Write","kind":"other"`) ||
 		!strings.Contains(log, `"id":"ran-failed","title":"ran-failed","kind":"edit","status":"failed"`) || !strings.Contains(log, `"decidedBy":"agent"`) {
 		t.Errorf("%d unasked entries:\n%s", n, log)
 	}
@@ -758,5 +908,51 @@ func TestFSPromptNarrowed(t *testing.T) {
 	}
 	if err := json.Unmarshal(c.asked[0], &shown); err != nil || len(shown.Options) != 2 || shown.Options[0].OptionID != fsAllow || shown.Options[1].OptionID != fsReject {
 		t.Errorf("the person was shown %s", c.asked[0])
+	}
+}
+
+// TestSessionStartRace: the agent reports auto-edit again while permhost's
+// switch of a starting session is in flight: the switch's success is not
+// taken for the mode, permhost switches again; an agent that keeps doing
+// so gets the session refused.
+func TestSessionStartRace(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		switches int
+		calls    int
+		refused  bool
+	}{
+		{"undone once", 1, 2, false},
+		{"undone every time", 100, maxSwitchTries, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _, _ := govEngine(t, governing())
+			g := e.Governor()
+			qs := acp.SessionInfo{ID: "s-1", Agent: qwenPeer}
+			c := &fakeCaller{}
+			undone := 0
+			c.agent = func(string, json.RawMessage) (acp.Answer, error) {
+				if undone < tc.switches {
+					undone++
+					g.Update(&acp.Update{SessionID: "s-1", Session: qs, Kind: "current_mode_update", ModeID: "auto-edit"}, c)
+				}
+				return acp.Answer{Result: json.RawMessage(`{}`)}, nil
+			}
+			start := strings.ReplaceAll(qwenDefault, `"default","available`, `"auto-edit","available`)
+			start = strings.Replace(start, `"currentValue":"default"`, `"currentValue":"auto-edit"`, 1)
+			res, rerr := g.SessionStart(context.Background(), &acp.SessionStart{Method: acp.MethodSessionNew, Result: json.RawMessage(start), Session: qs}, c)
+			c.mu.Lock()
+			calls, holds := len(c.calls), c.holds
+			c.mu.Unlock()
+			if calls != tc.calls || len(holds) != 0 {
+				t.Errorf("%d switches (want %d), holds %q (the proxy holds a start itself)", calls, tc.calls, holds)
+			}
+			switch {
+			case tc.refused && (rerr == nil || !strings.Contains(rerr.Message, "reported mode auto-edit again")):
+				t.Errorf("refusal %+v", rerr)
+			case !tc.refused && (rerr != nil || !strings.Contains(string(res), `"currentModeId":"default"`)):
+				t.Errorf("result %s, refusal %+v", res, rerr)
+			}
+		})
 	}
 }

@@ -9,14 +9,21 @@ import (
 )
 
 // This file is the tool calls an agent runs without asking: in a governed
-// session, a call of a kind that changes something that starts or ends
-// with no permission request for its id is logged ("unasked": true) and
-// warned about once per session. It is how a person learns that an agent
+// session, a call that changes something (by its ACP kind, or by the
+// action the agent's profile reads in it: claude's Write is filed as kind
+// "other") that starts or ends with no permission request for it is
+// logged ("unasked": true) and warned about once per session. Each call
+// counts on its own: an id the agent uses again after its call finished
+// (a new tool_call) is a new call, asked about or not by its own request. It is how a person learns that an agent
 // decides by itself (a mode permhost could not see, a rule the agent
 // stored, a silent switch).
 
-// unaskedKinds are the ACP tool kinds whose unasked run is reported.
-var unaskedKinds = []string{abi.KindExecute, abi.KindEdit, abi.KindDelete, abi.KindMove, abi.KindFetch}
+// unaskedKinds are the ACP tool kinds whose unasked run is reported, and
+// unaskedFamilies the actions, whatever the kind.
+var (
+	unaskedKinds    = []string{abi.KindExecute, abi.KindEdit, abi.KindDelete, abi.KindMove, abi.KindFetch}
+	unaskedFamilies = []string{abi.FamilyShell, abi.FamilyEdit, abi.FamilyDelete, abi.FamilyMove, abi.FamilyFetch}
+)
 
 // maxUnaskedTracked bounds the calls followed per session.
 const maxUnaskedTracked = 1024
@@ -40,13 +47,18 @@ func (g *governor) toolCallUpdate(u *acp.Update) {
 	if finished {
 		delete(gs.allowed, u.ToolCallID)
 	}
-	if !g.governed() || !slices.Contains(unaskedKinds, u.ToolKind) {
+	if !g.governed() || !g.changes(u) {
 		g.mu.Unlock()
 		return
 	}
 	st := &gs.unasked
 	if st.running == nil {
 		st.running, st.logged = map[string]bool{}, map[string]bool{}
+	}
+	if u.Kind == "tool_call" {
+		// A call starts: an id seen before names a new call.
+		delete(st.running, u.ToolCallID)
+		delete(st.logged, u.ToolCallID)
 	}
 	var report bool
 	switch {
@@ -74,6 +86,20 @@ func (g *governor) toolCallUpdate(u *acp.Update) {
 	if report {
 		g.reportUnasked(u, warn)
 	}
+}
+
+// changes reports whether a tool call changes something: by its ACP kind,
+// or by the action the agent's profile reads in it. Only the updates that
+// may make it unasked are read.
+func (g *governor) changes(u *acp.Update) bool {
+	if slices.Contains(unaskedKinds, u.ToolKind) {
+		return true
+	}
+	if u.Status != "in_progress" && u.Status != "completed" && u.Status != "failed" {
+		return false
+	}
+	f, err := g.e.agentProfile(u.Session.Agent).Read(u.ToolCall, u.Session.Cwd, "")
+	return err == nil && slices.Contains(unaskedFamilies, f.Action.Family)
 }
 
 func (g *governor) reportUnasked(u *acp.Update, warn bool) {

@@ -43,7 +43,10 @@ func ReadSessionModes(result []byte) (SessionModes, error) {
 		top[x.Key] = x.Value
 	}
 	if modes := object(top["modes"]); modes != nil {
-		cur, _ := jsontext.String(modes["currentModeId"])
+		cur, err := modeString(modes["currentModeId"])
+		if err != nil {
+			return m, fmt.Errorf("%w: modes.currentModeId: %w", ErrSession, err)
+		}
 		var offered []Offered
 		for _, e := range array(modes["availableModes"]) {
 			o := object(e)
@@ -54,7 +57,9 @@ func ReadSessionModes(result []byte) (SessionModes, error) {
 			name, _ := jsontext.String(o["name"])
 			offered = append(offered, Offered{ID: id, Name: name})
 		}
-		if len(offered) > 0 {
+		// A current mode with nothing offered still counts: what the
+		// profile knows of it decides, whatever availableModes says.
+		if len(offered) > 0 || cur != "" {
 			m.Current, m.Offered, m.SetMode = cur, offered, true
 		}
 	}
@@ -69,8 +74,11 @@ func ReadSessionModes(result []byte) (SessionModes, error) {
 		for _, v := range array(o["options"]) {
 			offered = append(offered, selectValues(v)...)
 		}
-		cur, _ := jsontext.String(o["currentValue"])
-		if len(offered) == 0 {
+		cur, err := modeString(o["currentValue"])
+		if err != nil {
+			return m, fmt.Errorf("%w: the mode option's currentValue: %w", ErrSession, err)
+		}
+		if len(offered) == 0 && cur == "" {
 			continue
 		}
 		m.ConfigOption, m.Offered = id, offered
@@ -80,6 +88,15 @@ func ReadSessionModes(result []byte) (SessionModes, error) {
 		break
 	}
 	return m, nil
+}
+
+// modeString reads a mode id: absent or null is "", anything but a string
+// is an error (permhost cannot tell which mode it names).
+func modeString(raw []byte) (string, error) {
+	if raw == nil || jsontext.IsNull(raw) {
+		return "", nil
+	}
+	return jsontext.String(raw)
 }
 
 // selectValues reads one entry of a select config option's options: a
@@ -120,8 +137,21 @@ type Plan struct {
 
 // Plan decides what to do with a session offering m: nothing when it
 // asks already or has no modes; else move it to AskingModeOf(m.Offered)
-// by the first of the profile's ModeSwitch ways the session offers.
+// (the profile's AskingMode when it offers none) by the first of the
+// profile's ModeSwitch ways the session offers.
 func (p *Profile) Plan(m SessionModes) Plan {
+	if len(m.Offered) == 0 && m.Current != "" && !p.Asks(m.Current, "") {
+		if p.AskingMode == "" {
+			return Plan{Why: "the current mode " + m.Current + " decides by itself and the session offers no mode that asks"}
+		}
+		for _, s := range p.ModeSwitch {
+			if (s == SwitchConfigOption && m.ConfigOption != "") || (s == SwitchSetMode && m.SetMode) {
+				return Plan{Target: p.AskingMode, Switch: s, Governable: true,
+					Why: "the current mode " + m.Current + " decides by itself; " + p.AskingMode + " asks"}
+			}
+		}
+		return Plan{Target: p.AskingMode, Why: "the current mode " + m.Current + " decides by itself and the session offers no way to change it"}
+	}
 	if len(m.Offered) == 0 {
 		return Plan{CurrentAsks: true, Governable: true,
 			Why: "the session offers no modes: the policy decides what the agent asks; what it does unasked shows only as tool-call updates"}

@@ -110,6 +110,16 @@ func TestPlan(t *testing.T) {
 	if plan := Generic.Plan(named); !plan.Governable || plan.Target != "m1" || plan.Switch != SwitchSetMode {
 		t.Errorf("by name: %+v", plan)
 	}
+	// A mode the profile knows decides is governed whatever
+	// availableModes says: nothing offered still moves to AskingMode.
+	for _, m := range []SessionModes{{Current: "bypassPermissions", SetMode: true}, {Current: "auto", ConfigOption: "mode"}} {
+		if plan := claude.Plan(m); !plan.Governable || plan.CurrentAsks || plan.Target != "default" {
+			t.Errorf("%+v offering nothing: %+v", m, plan)
+		}
+	}
+	if plan := Generic.Plan(SessionModes{Current: "yolo", SetMode: true}); plan.Governable || plan.CurrentAsks {
+		t.Errorf("a deciding mode, nothing offered and no asking mode known: %+v", plan)
+	}
 	// The configured words apply to agents without a profile.
 	if plan := Generic.WithDeciding([]string{"careful"}).Plan(SessionModes{Current: "m1", Offered: named.Offered, SetMode: true}); !plan.Governable || plan.Target != "m2" {
 		t.Errorf("configured words: %+v", plan)
@@ -128,6 +138,12 @@ func TestReadSessionModes(t *testing.T) {
 			SessionModes{Current: "y", Offered: []Offered{{"y", "Y"}}, ConfigOption: "mode", SetMode: true}, false},
 		{"other categories ignored", `{"configOptions":[{"id":"model","category":"model","currentValue":"a","options":[{"value":"a"}]}]}`, SessionModes{}, false},
 		{"modes of the wrong shape", `{"modes":"auto"}`, SessionModes{}, false},
+		{"a current mode with nothing offered", `{"modes":{"currentModeId":"bypassPermissions","availableModes":[]}}`,
+			SessionModes{Current: "bypassPermissions", SetMode: true}, false},
+		{"a mode option with no values", `{"configOptions":[{"id":"mode","category":"mode","currentValue":"auto","options":[]}]}`,
+			SessionModes{Current: "auto", ConfigOption: "mode"}, false},
+		{"a current mode that is not a string", `{"modes":{"currentModeId":["auto"],"availableModes":[{"id":"default"}]}}`, SessionModes{}, true},
+		{"a mode value that is not a string", `{"configOptions":[{"id":"mode","category":"mode","currentValue":7,"options":[{"value":"default"}]}]}`, SessionModes{}, true},
 		{"a duplicate key", `{"modes":{"currentModeId":"a","currentModeID":"b","availableModes":[{"id":"a"}]}}`, SessionModes{}, true},
 		{"not an object", `[1]`, SessionModes{}, true},
 	}

@@ -7,11 +7,17 @@
 // that edits unasked). In a mode that decides by itself it runs a tool
 // call without asking, as the real agent did.
 //
-//	likeagent -agent claude101|codex|gemini|qwen|deciding [-start MODE] [-refuse-switch] [-events FILE] [-report FILE]
+//	likeagent -agent claude101|codex|gemini|qwen|deciding [-start MODE] [-load MODE] [-fork MODE] [-undo N] [-refuse-switch] [-events FILE] [-report FILE]
 //
 // -refuse-switch answers every session/set_mode and
 // session/set_config_option with an error: an agent that will not leave
-// the mode it starts in.
+// the mode it starts in. -load is the mode session/load and
+// session/resume find the session in, -fork the mode a session/fork
+// starts in (the session's id gains "-fork"; later steps run in it). -undo
+// N: the first N switches of mode the agent is asked for it undoes at
+// once, reporting its mode back (current_mode_update) before answering
+// success, as an agent switching itself back while permhost's switch is
+// in flight.
 //
 // A prompt's text holds one step a line: "run: COMMAND", "write: PATH" or
 // "read: PATH" (relative to the session's cwd), "plan: TEXT" (claude101's
@@ -31,6 +37,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -113,7 +120,10 @@ type agent struct {
 	fsWrite bool
 	elicit  bool // the client advertised elicitation.form
 	refuse  bool // -refuse-switch
-	nextID  int  // the agent's own request ids, from 0
+	load    string
+	fork    string
+	undo    int
+	nextID  int // the agent's own request ids, from 0
 	nextCal int
 	roots   []string // session rules on a command root
 	prefix  []string // codex prefix rules (whole commands)
@@ -125,6 +135,9 @@ func main() {
 	events := flag.String("events", "", "file for one JSON line per step")
 	report := flag.String("report", "", "file for every line read")
 	refuse := flag.Bool("refuse-switch", false, "answer every switch of mode with an error")
+	load := flag.String("load", "", "the mode session/load and session/resume find the session in (default: the start mode)")
+	fork := flag.String("fork", "", "the mode session/fork starts in (default: the start mode)")
+	undo := flag.Int("undo", 0, "undo the first N switches asked for, reporting the mode back before answering success")
 	flag.Parse()
 	d, ok := defs[*name]
 	if !ok {
@@ -135,6 +148,7 @@ func main() {
 	if *start != "" {
 		a.mode = *start
 	}
+	a.load, a.fork, a.undo = cmp.Or(*load, a.mode), cmp.Or(*fork, a.mode), *undo
 	var err error
 	if *report != "" {
 		a.report, err = os.OpenFile(*report, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
@@ -217,11 +231,21 @@ func (a *agent) handle(m msg) {
 		json.Unmarshal(m.Params, &p)
 		a.cwd = p.Cwd
 		a.respond(m.ID, a.sessionResult(true))
+	case "session/load", "session/resume":
+		a.mode = a.load
+		a.respond(m.ID, a.sessionResult(false))
+	case "session/fork":
+		a.sessionID += "-fork"
+		a.mode = a.fork
+		a.respond(m.ID, a.sessionResult(true))
 	case "session/set_mode":
 		var p struct {
 			ModeID string `json:"modeId"`
 		}
 		json.Unmarshal(m.Params, &p)
+		if a.undoSwitch(m.ID) {
+			return
+		}
 		if a.refuse {
 			a.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32603,"message":"Internal error: the mode cannot be changed now"}}`)
 			return
@@ -240,6 +264,9 @@ func (a *agent) handle(m msg) {
 			Value    string `json:"value"`
 		}
 		json.Unmarshal(m.Params, &p)
+		if a.undoSwitch(m.ID) {
+			return
+		}
 		if a.refuse {
 			a.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32603,"message":"Internal error: the mode cannot be changed now"}}`)
 			return
@@ -285,6 +312,19 @@ func (a *agent) handle(m msg) {
 			a.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`)
 		}
 	}
+}
+
+// undoSwitch undoes a switch (-undo): the agent reports the mode it stays
+// in, then answers success.
+func (a *agent) undoSwitch(id json.RawMessage) bool {
+	if a.undo == 0 {
+		return false
+	}
+	a.undo--
+	a.update(`{"sessionUpdate":"current_mode_update","currentModeId":` + q(a.mode) + `}`)
+	a.respond(id, `{}`)
+	a.emit(event{Step: "undo: " + a.mode, Mode: a.mode})
+	return true
 }
 
 func (a *agent) offers(id string) bool {
