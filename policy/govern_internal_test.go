@@ -295,7 +295,7 @@ func TestReadFSCall(t *testing.T) {
 	for _, tc := range []struct {
 		method, params, want, err string
 	}{
-		{acp.MethodReadTextFile, `{"sessionId":"s","path":"/p/../p/.env","line":3}`, `path /p/.env`, ""},
+		{acp.MethodReadTextFile, `{"sessionId":"s","path":"/p/../p/.env","line":3}`, `path /p/../p/.env`, ""}, // as asked: resolved later
 		{acp.MethodReadTextFile, `{"sessionId":"s","path":"rel/x"}`, "", "no absolute path"},
 		{acp.MethodWriteTextFile, `{"sessionId":"s","path":"/p/a"}`, "", "no content"},
 		{acp.MethodTerminalCreate, `{"sessionId":"s","command":"ls","args":["-la","my file","it's"],"env":[{"name":"A","value":"x y"}],"cwd":"/p"}`,
@@ -416,7 +416,7 @@ func TestFSRequests(t *testing.T) {
 	}
 
 	// The session's own permission request allowed the call writing b.txt.
-	g.(*governor).allow("s-1", "call-1", abi.Request{Paths: []abi.Path{{Path: "/p/b.txt", Access: abi.AccessWrite}}}, "d-allowed")
+	g.(*governor).allow("s-1", "call-1", abi.Request{Paths: []abi.Path{{Path: "/p/b.txt", Resolved: "/p/b.txt", Access: abi.AccessWrite}}}, "d-allowed")
 	p.d = abi.Decision{Outcome: abi.OutcomeReject}
 	write.Params = json.RawMessage(`{"sessionId":"s-1","path":"/p/b.txt","content":"hi"}`)
 	if r, err := g.AgentRequest(context.Background(), write, c, &fakeCaller{}); err != nil || r.Line == nil || c.asked != 2 || len(p.seen) != 2 {
