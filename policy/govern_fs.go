@@ -265,14 +265,16 @@ func (g *governor) fsRequest(ctx context.Context, r *acp.AgentRequest, c acp.Cli
 	}
 	entry := entryFor(req, e.via, e.cfg.Strategy, start)
 	entry.Request = r.Method
+	// What is forwarded names the file decided on (readFSCall read the
+	// params strictly, so they split).
+	params, err := call.forwarded(r.Params)
+	if err != nil {
+		return acp.Reply{Error: refusal(fmt.Sprintf("%s refused: %v ([session] fs = \"govern\")", r.Method, err))}, nil
+	}
 	forward := func(entry LogEntry) (acp.Reply, error) {
 		entry.Outcome = "forwarded"
 		entry.LatencyUs = e.now().Sub(start).Microseconds()
 		e.writeLog(entry)
-		params, err := call.forwarded(r.Params)
-		if err != nil {
-			return acp.Reply{Error: refusal(fmt.Sprintf("%s refused: %v ([session] fs = \"govern\")", r.Method, err))}, nil
-		}
 		a, err := c.Ask(ctx, params)
 		if err != nil {
 			return acp.Reply{}, err

@@ -18,11 +18,17 @@ var (
 	ErrLoop = errors.New("fspath: too many levels of symbolic links")
 	// ErrNotDir: a component that is not a directory is followed by more.
 	ErrNotDir = errors.New("fspath: not a directory")
+	// ErrTooLong: longer than the kernel opens (PATH_MAX).
+	ErrTooLong = errors.New("fspath: path too long")
 )
 
 // maxLinks is the number of symlinks Linux follows in one lookup
 // (MAXSYMLINKS) before it fails with ELOOP.
 const maxLinks = 40
+
+// maxPath is Linux's PATH_MAX: the kernel refuses to open a longer path,
+// and it bounds the work one untrusted path can cost.
+const maxPath = 4096
 
 // Join makes p absolute against dir as the kernel would, without cleaning
 // it: a "k/.." in p must stay for Resolve to apply after k's symlink.
@@ -48,12 +54,16 @@ func Join(dir, p string) string {
 // exist (a file a write creates, or a dangling symlink's target), it and
 // what follows are appended as the directories a write creates would make
 // them: a ".." undoes the name before it.
-// It fails when p is not absolute, on a symlink loop, on a component that
-// is not a directory but has more after it, and when a component cannot
-// be examined (permission): a decision then has nothing to go on.
+// It fails when p is not absolute or longer than the kernel opens, on a
+// symlink loop, on a component that is not a directory but has more after
+// it, and when a component cannot be examined (permission): a decision
+// then has nothing to go on.
 func Resolve(p string) (string, error) {
 	if !filepath.IsAbs(p) {
 		return "", fmt.Errorf("%w: %q", ErrNotAbsolute, p)
+	}
+	if len(p) >= maxPath {
+		return "", fmt.Errorf("%w: %d bytes", ErrTooLong, len(p))
 	}
 	sep := string(filepath.Separator)
 	done := sep // resolved so far: clean, absolute, no symlink

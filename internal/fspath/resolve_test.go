@@ -92,6 +92,9 @@ func TestResolve(t *testing.T) {
 	if _, err := fspath.Resolve("proj/file.txt"); !errors.Is(err, fspath.ErrNotAbsolute) {
 		t.Errorf("a relative path: %v, want ErrNotAbsolute", err)
 	}
+	if _, err := fspath.Resolve(dir + strings.Repeat("/a", 2048)); !errors.Is(err, fspath.ErrTooLong) {
+		t.Errorf("a path longer than PATH_MAX: %v, want ErrTooLong", err)
+	}
 }
 
 func TestJoin(t *testing.T) {
