@@ -135,9 +135,8 @@ type Action struct {
 	Cwd string `json:"cwd,omitempty"`
 	// Paths are the absolute paths of the files the tool itself names (an
 	// edit's, a read's; claude-agent-acp also names a command's targets),
-	// in the order found, cleaned. Request.Paths holds these with their
-	// access and the file the OS opens for each (Path.Resolved), and the
-	// files the shell analysis finds a command touching.
+	// in the order found, cleaned. Request.Paths holds these with their access
+	// and resolved file, and the files the shell analysis finds a command touching.
 	Paths []string `json:"paths,omitempty"`
 	// URLs are the URLs a fetch names.
 	URLs []string `json:"urls,omitempty"`
