@@ -10,7 +10,7 @@ import (
 // different major version, or of the same major and a newer minor.
 const (
 	Major = 1
-	Minor = 1
+	Minor = 2
 )
 
 // Names of the functions a plugin exports.
@@ -135,8 +135,8 @@ type Action struct {
 	Cwd string `json:"cwd,omitempty"`
 	// Paths are the absolute paths of the files the tool itself names (an
 	// edit's, a read's; claude-agent-acp also names a command's targets),
-	// in the order found. Request.Paths holds these with their access, and
-	// the files the shell analysis finds a command touching.
+	// in the order found, cleaned. Request.Paths holds these with their access
+	// and resolved file, and the files the shell analysis finds a command touching.
 	Paths []string `json:"paths,omitempty"`
 	// URLs are the URLs a fetch names.
 	URLs []string `json:"urls,omitempty"`
@@ -372,8 +372,22 @@ const (
 
 // Path is a file the call touches.
 type Path struct {
-	// Path is absolute, resolved against the session cwd.
-	Path      string `json:"path"`
+	// Path is absolute, resolved against the session cwd, and cleaned
+	// lexically: "k/../x" reads "x" whatever k is. Match on Resolved (ABI
+	// 1.2), which is what the OS opens.
+	Path string `json:"path"`
+	// Asked is the path as the call names it, made absolute ("~" and the
+	// directory joined) but not cleaned (ABI 1.2); absent when it is Path.
+	Asked string `json:"asked,omitempty"`
+	// Resolved is the file the OS opens for the path (ABI 1.2): Asked
+	// with each symlink replaced by its target where met and each ".."
+	// applied after it, as the kernel does, when the decision is made.
+	// For a file that does not exist yet, its longest existing ancestor is
+	// resolved and the rest appended; a dangling symlink is its target. A
+	// symlink to a secret resolves to the secret. Absent when the path
+	// cannot be resolved (a symlink loop, a component that cannot be
+	// examined): treat such a path as unknown, never as safe.
+	Resolved  string `json:"resolved,omitempty"`
 	Access    string `json:"access"`
 	InsideCwd bool   `json:"insideCwd"`
 	// Source is where permhost found it: "location", "diff", "rawInput",

@@ -13,8 +13,10 @@
 // compatibility promise: fields are only ever added, never renamed or
 // removed, within a major version. 1.1 added [Action] (what a call does, the
 // same whichever agent asks), Session.Home, Peer.Profile, Option.Grants and
-// the Pipeline, Stage and Source of each shell [Command]; a 1.1 host runs 1.0
-// plugins unchanged. It uses
+// the Pipeline, Stage and Source of each shell [Command]; 1.2 added
+// Path.Asked and Path.Resolved (the file the OS opens, symlinks and ".."
+// applied as the kernel does). A host runs the plugins of every older minor
+// unchanged: a field they know keeps its meaning. It uses
 // the standard library only and builds for GOOS=wasip1 so that Go plugins can
 // import it. docs/abi.md describes the same contract for authors in other
 // languages; request.schema.json and decision.schema.json are its JSON Schema,

@@ -46,6 +46,10 @@ func TestDocExamples(t *testing.T) {
 		req.Session.Agent == nil || req.Session.Agent.Profile == "" || req.Options[0].Grants == nil {
 		t.Errorf("the request example should show action, session.home, agent.profile and grants: %+v", req)
 	}
+	// ABI 1.2's: the file the OS opens.
+	if req.Paths[0].Resolved == "" {
+		t.Errorf("the request example should show paths[].resolved: %+v", req.Paths[0])
+	}
 	for _, c := range req.Shell.Commands {
 		if c.Pipeline < 1 || c.Stage < 1 || c.Source == nil || req.Shell.Source[c.Source.Start:c.Source.End] == "" {
 			t.Errorf("command %q of the request example lacks pipeline, stage or source", c.Argv)

@@ -72,10 +72,10 @@ func ExampleVersion_Compatible() {
 		fmt.Printf("plugin %s on host %s: %v\n", plugin, host, plugin.Compatible(host))
 	}
 	// Output:
-	// plugin 1.0 on host 1.1: true
-	// plugin 1.1 on host 1.1: true
-	// plugin 1.3 on host 1.1: false
-	// plugin 2.0 on host 1.1: false
+	// plugin 1.0 on host 1.2: true
+	// plugin 1.1 on host 1.2: true
+	// plugin 1.3 on host 1.2: false
+	// plugin 2.0 on host 1.2: false
 }
 
 // A decision with an explanation, as a plugin writes it.

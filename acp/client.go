@@ -85,6 +85,11 @@ func (f PermissionHandlerFunc) DecidePermission(ctx context.Context, req *Permis
 type FSAccess struct {
 	Read  bool
 	Write bool
+	// Resolved says a governor in front (policy's [session] fs = "govern")
+	// decided each path and forwards the file it decided on, resolved: a
+	// path that resolves anywhere else now is refused, so that a symlink
+	// swapped in after the decision is never followed.
+	Resolved bool
 }
 
 // ClientOptions configure a ClientConn. The zero value is valid: it serves

@@ -7,8 +7,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/permhost/permhost/internal/fspath"
 )
 
 // fileError is an error answer to a file request.
@@ -19,8 +24,10 @@ type fileError struct {
 
 // serveFile answers fs/read_text_file or fs/write_text_file, confined to the
 // session's cwd. A path is accepted when it lies lexically inside the cwd as
-// given or as resolved; the file is then opened through an os.Root on the
-// resolved cwd, which refuses any symlink leading outside, race-free.
+// given or as resolved, and opens inside the resolved cwd (fspath.Resolve:
+// symlinks and ".." as the kernel applies them); the file is then opened
+// at that resolved path following no symlink (openChecked), so what is
+// opened is what was checked, whatever is swapped in meanwhile.
 func (c *ClientConn) serveFile(d decoded) {
 	var p struct {
 		SessionID string  `json:"sessionId"`
@@ -44,12 +51,17 @@ func (c *ClientConn) serveFile(d decoded) {
 		if s == nil || s.root == nil {
 			return nil, &fileError{CodeInvalidParams, fmt.Sprintf("permhost: unknown session %q", p.SessionID)}
 		}
-		rel, ferr := s.confine(p.Path)
+		rel, real, ferr := s.confine(p.Path)
 		if ferr != nil {
 			return nil, ferr
 		}
+		if c.opts.FS.Resolved && real != p.Path {
+			// The governor decided on real and forwarded it: a path that
+			// resolves elsewhere now was changed since.
+			return nil, swapped(p.Path, real)
+		}
 		if d.method == MethodReadTextFile {
-			text, ferr := c.readText(s, rel, p.Line, p.Limit)
+			text, ferr := c.readText(p.Path, real, p.Line, p.Limit)
 			if ferr != nil {
 				return nil, ferr
 			}
@@ -65,7 +77,15 @@ func (c *ClientConn) serveFile(d decoded) {
 				return nil, osFileError(p.Path, err)
 			}
 		}
-		if err := s.root.WriteFile(rel, []byte(*p.Content), 0o644); err != nil {
+		f, err := openChecked(real, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return nil, openError(p.Path, real, err)
+		}
+		_, err = f.Write([]byte(*p.Content))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			return nil, osFileError(p.Path, err)
 		}
 		ev.Bytes = len(*p.Content)
@@ -83,47 +103,39 @@ func (c *ClientConn) serveFile(d decoded) {
 	}
 }
 
-// confine returns path relative to the session's resolved cwd, or why it is
-// refused. The path is resolved as far as it exists (symlinks followed, the
-// rest appended), so a symlink inside the cwd pointing inside is fine and
-// one pointing outside is refused; the os.Root the file is then opened
-// through refuses anything that changed meanwhile.
-func (s *clientSession) confine(path string) (string, *fileError) {
+// confine returns the file path opens (resolved as the kernel would:
+// symlinks where met, ".." after them, a missing tail appended), absolute
+// and relative to the session's resolved cwd, or why it is refused: a
+// symlink inside the cwd pointing inside is fine, one pointing outside is
+// refused, and so is a "k/.." whose k leads outside.
+func (s *clientSession) confine(path string) (rel, real string, ferr *fileError) {
 	if !filepath.IsAbs(path) {
-		return "", &fileError{CodeInvalidParams, fmt.Sprintf("permhost: path %q is not absolute", path)}
+		return "", "", &fileError{CodeInvalidParams, fmt.Sprintf("permhost: path %q is not absolute", path)}
 	}
-	path = filepath.Clean(path)
-	if !inside(s.cwd, path) && !inside(s.resolved, path) {
-		return "", &fileError{CodeInvalidParams, fmt.Sprintf("permhost: %s is outside the session directory %s", path, s.cwd)}
+	if clean := filepath.Clean(path); !inside(s.cwd, clean) && !inside(s.resolved, clean) {
+		return "", "", &fileError{CodeInvalidParams, fmt.Sprintf("permhost: %s is outside the session directory %s", path, s.cwd)}
 	}
-	real, err := resolveExisting(path)
+	real, err := fspath.Resolve(path)
 	if err != nil {
-		return "", osFileError(path, err)
+		return "", "", &fileError{CodeInvalidParams, fmt.Sprintf("permhost: %s cannot be resolved: %v", path, err)}
 	}
 	if !inside(s.resolved, real) {
-		return "", &fileError{CodeInvalidParams, fmt.Sprintf("permhost: %s resolves to %s, outside the session directory %s", path, real, s.cwd)}
+		return "", "", &fileError{CodeInvalidParams, fmt.Sprintf("permhost: %s resolves to %s, outside the session directory %s", path, real, s.cwd)}
 	}
-	rel, _ := filepath.Rel(s.resolved, real)
+	rel, _ = filepath.Rel(s.resolved, real)
 	if rel == "." {
-		return "", &fileError{CodeInvalidParams, fmt.Sprintf("permhost: %s is the session directory, not a file", path)}
+		return "", "", &fileError{CodeInvalidParams, fmt.Sprintf("permhost: %s is the session directory, not a file", path)}
 	}
-	return rel, nil
+	return rel, real, nil
 }
 
-// resolveExisting resolves the symlinks of the longest existing prefix of
-// path and appends the rest.
-func resolveExisting(path string) (string, error) {
-	rest := ""
-	for p := path; ; p = filepath.Dir(p) {
-		real, err := filepath.EvalSymlinks(p)
-		if err == nil {
-			return filepath.Join(real, rest), nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) || p == filepath.Dir(p) {
-			return "", err
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
+// openError is the answer to a failed openChecked: a symlink met where
+// the checked path had none is a swap.
+func openError(path, real string, err error) *fileError {
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+		return swapped(path, real)
 	}
+	return osFileError(path, err)
 }
 
 func inside(base, path string) bool {
@@ -142,12 +154,12 @@ func osFileError(path string, err error) *fileError {
 	return &fileError{CodeInternalError, fmt.Sprintf("permhost: %s: %v", path, err)}
 }
 
-// readText reads the file, or limit lines of it from the 1-based line.
-func (c *ClientConn) readText(s *clientSession, rel string, line, limit *int) (string, *fileError) {
-	path := filepath.Join(s.cwd, rel)
-	f, err := s.root.Open(rel)
+// readText reads the file path resolves to (real), or limit lines of it
+// from the 1-based line.
+func (c *ClientConn) readText(path, real string, line, limit *int) (string, *fileError) {
+	f, err := openChecked(real, os.O_RDONLY, 0)
 	if err != nil {
-		return "", osFileError(path, err)
+		return "", openError(path, real, err)
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {

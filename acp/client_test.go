@@ -614,6 +614,9 @@ func TestClientFileAccessConfinedToCwd(t *testing.T) {
 		{"read through an inside symlink", "fs/read_text_file", `{"sessionId":"s-1","path":"` + filepath.Join(cwdLink, "link-in") + `"}`, want{0, `{"content":"one\ntwo\nthree\nfour\n"}`}},
 		{"read outside", "fs/read_text_file", `{"sessionId":"s-1","path":"` + filepath.Join(outside, "key") + `"}`, want{code: CodeInvalidParams}},
 		{"read dot-dot", "fs/read_text_file", `{"sessionId":"s-1","path":"` + cwdLink + `/../secret/key"}`, want{code: CodeInvalidParams}},
+		// Cleaned, dir-out/../secret/key reads project/secret/key; the
+		// kernel opens secret/../secret/key, outside.
+		{"read dot-dot after a symlink leading out", "fs/read_text_file", `{"sessionId":"s-1","path":"` + cwdLink + `/dir-out/../secret/key"}`, want{code: CodeInvalidParams}},
 		{"read a symlink leading out", "fs/read_text_file", `{"sessionId":"s-1","path":"` + filepath.Join(cwdLink, "link-out") + `"}`, want{code: CodeInvalidParams}},
 		{"read relative", "fs/read_text_file", `{"sessionId":"s-1","path":"src/a.txt"}`, want{code: CodeInvalidParams}},
 		{"read missing", "fs/read_text_file", `{"sessionId":"s-1","path":"` + filepath.Join(cwdLink, "nope") + `"}`, want{code: CodeResourceNotFound}},
@@ -644,6 +647,106 @@ func TestClientFileAccessConfinedToCwd(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "planted")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a file was planted outside the cwd: %v", err)
+	}
+}
+
+// TestClientFileAccessResolved: behind a governor (FSAccess.Resolved) a
+// path is served only as the resolved path the governor decided on: one
+// that resolves anywhere else now had a symlink swapped in, and is refused.
+func TestClientFileAccessResolved(t *testing.T) {
+	cwd, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cwd, ".env"), []byte("KEY=1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".env", filepath.Join(cwd, "config.txt")); err != nil {
+		t.Fatal(err)
+	}
+	a := newScriptedAgent(t, ClientOptions{FS: FSAccess{Read: true, Write: true, Resolved: true}})
+	a.handshake(cwd)
+	for i, tc := range []struct {
+		method, path, content string
+		code                  int
+	}{
+		{"fs/read_text_file", cwd + "/.env", "", 0},
+		{"fs/read_text_file", cwd + "/config.txt", "", CodeInvalidParams},
+		{"fs/write_text_file", cwd + "/config.txt", "x", CodeInvalidParams},
+		{"fs/write_text_file", cwd + "/new.txt", "x", 0},
+	} {
+		id := fmt.Sprint(200 + i)
+		params := `{"sessionId":"s-1","path":"` + tc.path + `"`
+		if tc.content != "" {
+			params += `,"content":"` + tc.content + `"`
+		}
+		a.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + tc.method + `","params":` + params + `}}`)
+		m := parse(t, a.recv())
+		if code := 0; m.Error != nil {
+			code = m.Error.Code
+			if code != tc.code {
+				t.Errorf("%s %s: error %+v, want code %d", tc.method, tc.path, m.Error, tc.code)
+			}
+		} else if tc.code != 0 {
+			t.Errorf("%s %s: served %s, want code %d", tc.method, tc.path, m.Result, tc.code)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(cwd, ".env")); string(b) != "KEY=1" {
+		t.Errorf(".env written through the symlink: %q", b)
+	}
+}
+
+// TestOpenCheckedFollowsNoSymlink: a directory or file of the checked path
+// replaced by a symlink after the check fails the open instead of being
+// followed.
+func TestOpenCheckedFollowsNoSymlink(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"p/src", "secret"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"p/src/a.txt", "secret/a.txt", "secret/key"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	real := filepath.Join(dir, "p/src/a.txt")
+	f, err := openChecked(real, os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatalf("the checked path: %v", err)
+	}
+	f.Close()
+	// The directory swapped for a symlink elsewhere.
+	if err := os.Rename(filepath.Join(dir, "p/src"), filepath.Join(dir, "p/src.old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "secret"), filepath.Join(dir, "p/src")); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := openChecked(real, os.O_RDONLY, 0); err == nil {
+		f.Close()
+		t.Fatal("opened through a directory swapped for a symlink")
+	} else if fe := openError(real, real, err); !strings.Contains(fe.msg, "changed after it was checked") {
+		t.Errorf("answer %q", fe.msg)
+	}
+	// The file itself swapped for a symlink, for a write.
+	other := filepath.Join(dir, "p/src.old/a.txt")
+	if err := os.Remove(other); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "secret/key"), other); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := openChecked(other, os.O_WRONLY|os.O_TRUNC, 0); err == nil {
+		f.Close()
+		t.Fatal("opened a file swapped for a symlink")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "secret/key")); string(b) != "secret/key" {
+		t.Errorf("the symlink's target was written: %q", b)
 	}
 }
 

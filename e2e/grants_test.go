@@ -364,12 +364,19 @@ func TestGrantThroughTheBinary(t *testing.T) {
 // TestGrantEditsThroughTheBinary: claude-agent-acp 0.101's Write, whose
 // "Yes, allow all edits during this session" would switch the session to
 // acceptEdits silently, gets permhost's "edits under src/" instead; later
-// writes under src/ are allowed by the grant, src/../.env and a symlink out
-// of src/ are asked.
+// writes under src/ are allowed by the grant, src/../.env, a symlink out
+// of src/ and src/l/../outside.txt with src/l -> ../other (which the kernel
+// opens at the project's top) are asked.
 func TestGrantEditsThroughTheBinary(t *testing.T) {
 	t.Parallel()
 	r := startLike(t, "claude101", "")
 	if err := os.Symlink("../.env", filepath.Join(r.project, "src", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(r.project, "other"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../other", filepath.Join(r.project, "src", "l")); err != nil {
 		t.Fatal(err)
 	}
 	asked := r.prompt(pick(t, "permhost-grant-session"), "write: src/a.go")
@@ -377,12 +384,12 @@ func TestGrantEditsThroughTheBinary(t *testing.T) {
 		optionNamed(asked[0], "permhost-grant-session") != "Allow edits under `src/` for this session" {
 		t.Fatalf("shown %v", asked)
 	}
-	asked = r.prompt(pick(t, "reject"), "write: src/b.go", "write: src/../.env", "write: src/link", "run: touch x")
-	if len(asked) != 3 {
-		t.Fatalf("the editor saw %d requests, want 3 (.env, the link, touch)", len(asked))
+	asked = r.prompt(pick(t, "reject"), "write: src/b.go", "write: src/../.env", "write: src/link", "write: src/l/../outside.txt", "run: touch x")
+	if len(asked) != 4 {
+		t.Fatalf("the editor saw %d requests, want 4 (.env, the link, l/../outside.txt, touch)", len(asked))
 	}
-	ev := r.lastEvents(4)
-	if !ev[0].Ran || ev[0].Answer != "allow-once" || ev[1].Ran || ev[2].Ran || ev[3].Ran {
+	ev := r.lastEvents(5)
+	if !ev[0].Ran || ev[0].Answer != "allow-once" || ev[1].Ran || ev[2].Ran || ev[3].Ran || ev[4].Ran {
 		t.Errorf("the agent: %+v", ev)
 	}
 	r.finish()

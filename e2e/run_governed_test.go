@@ -31,6 +31,7 @@ reason = "destructive or privileged commands are not run by agents"`
 type governedRun struct {
 	t                                     *testing.T
 	dir, cwd, config, log, events, report string
+	env                                   []string // more of permhost's environment
 }
 
 // newGovernedRun writes a configuration of plugins and [session] lines.
@@ -59,7 +60,7 @@ func (r *governedRun) run(flags []string, steps []string, agentFlags ...string) 
 	args := append([]string{"run", "--config", r.config, "--cwd", r.cwd, "--prompt", strings.Join(steps, "\n")}, flags...)
 	args = append(append(args, "--", likeAgent(r.t), "-events", r.events, "-report", r.report), agentFlags...)
 	c := exec.Command(permhostBin, args...)
-	c.Env = append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(r.dir, "state"), "XDG_CONFIG_HOME="+r.dir)
+	c.Env = append(append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(r.dir, "state"), "XDG_CONFIG_HOME="+r.dir), r.env...)
 	code, stdout, stderr = runToEnd(r.t, c)
 	r.t.Cleanup(func() {
 		if r.t.Failed() {
@@ -352,5 +353,56 @@ func TestRunGovernedFS(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "  fs write "+filepath.Join(r.cwd, "hello.txt")+" (6 bytes)") {
 		t.Errorf("stderr lacks the served write")
+	}
+}
+
+// TestRunGovernedFSResolved: the attacker cases of issue #19 through the
+// binary. With config.txt -> .env and k -> ~/.config, the reads of
+// config.txt and of k/../.ssh/config are what the OS opens, .env and
+// ~/.ssh/config: protect-secrets refuses both although another plugin
+// allows every read, and nothing is served; notes.txt still is.
+func TestRunGovernedFSResolved(t *testing.T) {
+	t.Parallel()
+	r := newGovernedRun(t, protectSecrets+"\n"+slowPlugin(`{"outcome":"allow","reason":"fine"}`, 0), "")
+	home := filepath.Join(r.dir, "home")
+	r.env = []string{"HOME=" + home}
+	for _, d := range []string{home + "/.ssh", home + "/.config"} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for f, s := range map[string]string{home + "/.ssh/config": "Host *\n", r.cwd + "/.env": "SECRET=1\n", r.cwd + "/notes.txt": "notes\n"} {
+		if err := os.WriteFile(f, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(".env", filepath.Join(r.cwd, "config.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(home+"/.config", filepath.Join(r.cwd, "k")); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := r.run([]string{"--allow-fs"}, []string{"read: config.txt", "read: k/../.ssh/config", "read: notes.txt"}, "-agent", "qwen")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	ev := r.steps()
+	if len(ev) != 4 {
+		t.Fatalf("the agent's steps: %+v", ev)
+	}
+	for _, e := range ev[1:3] {
+		if len(e.FS) != 1 || !strings.Contains(e.FS[0], ": error permhost: fs/read_text_file") || !strings.Contains(e.FS[0], "refused by protect-secrets") {
+			t.Errorf("%s: %+v", e.Step, e.FS)
+		}
+	}
+	if notes := ev[3]; len(notes.FS) != 1 || notes.FS[0] != "read notes.txt: content" {
+		t.Errorf("the read of notes.txt: %+v", notes)
+	}
+	refused := r.entries(func(m map[string]any) bool { return m["request"] == "fs/read_text_file" && m["outcome"] == "refused" })
+	if len(refused) != 2 || refused[0]["decidedBy"] != "protect-secrets" || refused[1]["decidedBy"] != "protect-secrets" {
+		t.Errorf("refused reads: %v", refused)
+	}
+	if strings.Contains(stderr, "fs read "+r.cwd+"/config.txt (") || strings.Contains(stderr, "fs read "+r.cwd+"/.env (") {
+		t.Errorf("the client served .env:\n%s", stderr)
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // TestABI10PluginDecidesOn11Request: plugins built for ABI 1.0 (the
-// committed fixtures of testdata/wasm) still load on this 1.1 host and
+// committed fixtures of testdata/wasm) still load on this 1.2 host and
 // decide requests that carry the 1.1 fields, which they ignore.
 func TestABI10PluginDecidesOn11Request(t *testing.T) {
 	ctx := context.Background()
@@ -20,7 +20,7 @@ func TestABI10PluginDecidesOn11Request(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if req.ABI != (abi.Version{Major: 1, Minor: 1}) || req.Action == nil || req.Shell == nil || req.Shell.Commands[1].Stage != 2 || req.Options[0].Grants == nil {
+	if req.ABI != abi.Current || req.Action == nil || req.Shell == nil || req.Shell.Commands[1].Stage != 2 || req.Options[0].Grants == nil {
 		t.Fatalf("not a 1.1 request: %+v", req)
 	}
 	for _, tc := range []struct {
@@ -39,7 +39,7 @@ func TestABI10PluginDecidesOn11Request(t *testing.T) {
 			}
 			p, err := host.Load(ctx, opts)
 			if err != nil {
-				t.Fatalf("a 1.0 plugin does not load on the 1.1 host: %v", err)
+				t.Fatalf("a 1.0 plugin does not load on the 1.2 host: %v", err)
 			}
 			defer p.Close(ctx)
 			if p.ABI() != (abi.Version{Major: 1, Minor: 0}) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/fspath"
 	"github.com/permhost/permhost/internal/profile"
 	"github.com/permhost/permhost/internal/shell"
 )
@@ -15,7 +16,8 @@ import (
 // family implies (a diff always writes), then those the command's
 // redirects and arguments touch. The command is the one the profile found,
 // wherever the agent put it; nothing else (a title in particular) is ever
-// analysed as one.
+// analysed as one. Each path is resolved as the OS opens it now
+// (abi.Path.Resolved): what the plugins, grants and allowances match.
 func analyze(f profile.Facts, cwd, home string) (*abi.Shell, []abi.Path) {
 	if path.IsAbs(cwd) {
 		cwd = path.Clean(cwd)
@@ -25,7 +27,8 @@ func analyze(f profile.Facts, cwd, home string) (*abi.Shell, []abi.Path) {
 	access := accessOf(f.Action.Family)
 	var paths []abi.Path
 	add := func(p abi.Path) {
-		if !slices.ContainsFunc(paths, func(q abi.Path) bool { return q.Path == p.Path && q.Access == p.Access }) {
+		if !slices.ContainsFunc(paths, func(q abi.Path) bool { return q.Path == p.Path && q.Asked == p.Asked && q.Access == p.Access }) {
+			p.Resolved = resolved(p)
 			paths = append(paths, p)
 		}
 	}
@@ -34,7 +37,7 @@ func analyze(f profile.Facts, cwd, home string) (*abi.Shell, []abi.Path) {
 		if p.Source == "diff" {
 			a = abi.AccessWrite
 		}
-		add(abi.Path{Path: p.Path, Access: a, InsideCwd: cwd != "" && shell.Inside(p.Path, cwd), Source: p.Source})
+		add(abi.Path{Path: p.Path, Asked: p.Asked, Access: a, InsideCwd: cwd != "" && shell.Inside(p.Path, cwd), Source: p.Source})
 	}
 	sh, shellPaths := shell.AnalyzeCommand(f.Command, f.Dir, cwd, home)
 	for _, p := range shellPaths {
@@ -71,4 +74,17 @@ func commandRoots(sh *abi.Shell) string {
 		}
 	}
 	return strings.Join(roots, ", ")
+}
+
+// resolved is the file the OS opens for p, "" when it cannot be resolved.
+func resolved(p abi.Path) string {
+	asked := p.Asked
+	if asked == "" {
+		asked = p.Path
+	}
+	r, err := fspath.Resolve(asked)
+	if err != nil {
+		return ""
+	}
+	return r
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
+	"github.com/permhost/permhost/internal/fspath"
 	"github.com/permhost/permhost/internal/jsontext"
 	"github.com/permhost/permhost/internal/profile"
 	"github.com/permhost/permhost/internal/shell"
@@ -62,11 +62,14 @@ func allowanceOf(req abi.Request, decisionID string) allowance {
 		if !filepath.IsAbs(p.Path) {
 			continue
 		}
+		if p.Resolved == "" {
+			continue // a file that could not be resolved covers nothing
+		}
 		switch p.Access {
 		case abi.AccessRead:
-			a.reads = append(a.reads, filepath.Clean(p.Path))
+			a.reads = append(a.reads, p.Resolved)
 		case abi.AccessWrite:
-			a.writes = append(a.writes, filepath.Clean(p.Path))
+			a.writes = append(a.writes, p.Resolved)
 		}
 	}
 	return a
@@ -77,9 +80,9 @@ func allowanceOf(req abi.Request, decisionID string) allowance {
 func (a allowance) covers(c fsCall, sessionCwd string) bool {
 	switch c.method {
 	case acp.MethodReadTextFile:
-		return c.path != "" && slices.Contains(a.reads, c.path)
+		return c.resolved != "" && slices.Contains(a.reads, c.resolved)
 	case acp.MethodWriteTextFile:
-		return c.path != "" && slices.Contains(a.writes, c.path)
+		return c.resolved != "" && slices.Contains(a.writes, c.resolved)
 	case acp.MethodTerminalCreate:
 		cwd := c.cwd
 		if cwd == "" && filepath.IsAbs(sessionCwd) {
@@ -152,7 +155,10 @@ func (g *governor) AgentRequest(ctx context.Context, r *acp.AgentRequest, c acp.
 
 // fsCall is a file or terminal request as permhost reads it.
 type fsCall struct {
-	method, path string
+	// path is the file as asked (absolute, not cleaned: its ".." apply
+	// after the symlinks before them); resolved is the file the OS opens,
+	// set from the request the plugins decide on.
+	method, path, resolved string
 	// command is the script a terminal runs; cwd where, when it says
 	// (absolute, clean).
 	command, cwd string
@@ -175,7 +181,7 @@ func readFSCall(r *acp.AgentRequest) (fsCall, error) {
 		if err != nil || !filepath.IsAbs(p) {
 			return c, fmt.Errorf("no absolute path")
 		}
-		c.path = filepath.Clean(p)
+		c.path = p
 		raw := map[string]any{"path": c.path}
 		if r.Method == acp.MethodWriteTextFile {
 			content, err := jsontext.String(f["content"])
@@ -309,13 +315,25 @@ func (g *governor) fsRequest(ctx context.Context, r *acp.AgentRequest, c acp.Cli
 	if err != nil {
 		return acp.Reply{Error: refusal(fmt.Sprintf("%s refused: %v ([session] fs = \"govern\")", r.Method, err))}, nil
 	}
+	if call.path != "" {
+		if call.resolved, err = resolvedOf(req, call.path); err != nil {
+			e.log.Warn("refused a file request whose path cannot be resolved", "method", r.Method, "path", call.path)
+			return acp.Reply{Error: refusal(fmt.Sprintf("%s refused: %v ([session] fs = \"govern\")", r.Method, err))}, nil
+		}
+	}
 	entry := entryFor(req, e.via, e.cfg.Strategy, start)
 	entry.Request = r.Method
+	// What is forwarded names the file decided on (readFSCall read the
+	// params strictly, so they split).
+	params, err := call.forwarded(r.Params)
+	if err != nil {
+		return acp.Reply{Error: refusal(fmt.Sprintf("%s refused: %v ([session] fs = \"govern\")", r.Method, err))}, nil
+	}
 	forward := func(entry LogEntry) (acp.Reply, error) {
 		entry.Outcome = "forwarded"
 		entry.LatencyUs = e.now().Sub(start).Microseconds()
 		e.writeLog(entry)
-		a, err := c.Ask(ctx, nil)
+		a, err := c.Ask(ctx, params)
 		if err != nil {
 			return acp.Reply{}, err
 		}
@@ -349,7 +367,7 @@ func (g *governor) fsRequest(ctx context.Context, r *acp.AgentRequest, c acp.Cli
 	case v.Decided():
 		entry.OptionID = v.OptionID
 		return refuse(entry)
-	case call.method == acp.MethodReadTextFile && v.Outcome == abi.OutcomeAbstain && v.Fallback == "" && insideProject(call.path, r.Session.Cwd):
+	case call.method == acp.MethodReadTextFile && v.Outcome == abi.OutcomeAbstain && v.Fallback == "" && insideProject(call.path, call.resolved, r.Session.Cwd):
 		entry.DecidedBy, entry.Reason = ByProjectRead, "no plugin decided a read inside the project"
 		return forward(entry)
 	}
@@ -385,38 +403,50 @@ func (c fsCall) what() string {
 	return "`" + c.command + "`"
 }
 
-// insideProject reports whether path is inside the session's directory,
-// as written and with symlinks resolved (through its longest existing
-// ancestor for a file that does not exist yet).
-func insideProject(path, cwd string) bool {
-	if !filepath.IsAbs(cwd) {
+// insideProject reports whether path (as asked) is inside the session's
+// directory, both as written (cleaned) and as the OS opens it (resolved,
+// the file the plugins were shown) inside the directory's own resolution.
+func insideProject(path, resolved, cwd string) bool {
+	if !filepath.IsAbs(cwd) || resolved == "" {
 		return false
 	}
 	cwd = filepath.Clean(cwd)
-	if !shell.Inside(path, cwd) {
+	if !shell.Inside(filepath.Clean(path), cwd) {
 		return false
 	}
-	realCwd, err := filepath.EvalSymlinks(cwd)
-	if err != nil {
-		realCwd = cwd
-	}
-	real, err := resolveExisting(path)
-	return err == nil && shell.Inside(real, realCwd)
+	realCwd, err := fspath.Resolve(cwd)
+	return err == nil && shell.Inside(resolved, realCwd)
 }
 
-func resolveExisting(p string) (string, error) {
-	rest := ""
-	for {
-		r, err := filepath.EvalSymlinks(p)
-		if err == nil {
-			return filepath.Join(r, rest), nil
+// resolvedOf is the file the OS opens for a file request's path, as the
+// plugins were shown it in req: what every later check and the forwarded
+// request use, so that what is opened is what was decided on.
+func resolvedOf(req abi.Request, path string) (string, error) {
+	for _, p := range req.Paths {
+		if p.Asked == path || p.Asked == "" && p.Path == path {
+			if p.Resolved == "" {
+				return "", fmt.Errorf("%s cannot be resolved", path)
+			}
+			return p.Resolved, nil
 		}
-		parent := filepath.Dir(p)
-		if !os.IsNotExist(err) || parent == p {
-			return "", err
-		}
-		rest, p = filepath.Join(filepath.Base(p), rest), parent
 	}
+	return "", fmt.Errorf("%s is not among the request's paths", path)
+}
+
+// forwarded is the params of a file request as forwarded to the editor:
+// the path replaced by the file the plugins decided on (resolved, so that
+// no symlink swapped in after the decision is followed by a client that
+// opens it without following symlinks, as permhost run does), every other
+// member as the agent sent it. nil (the original line) for a terminal.
+func (c fsCall) forwarded(params json.RawMessage) (json.RawMessage, error) {
+	if c.path == "" || c.resolved == c.path {
+		return nil, nil
+	}
+	ms, err := splitObject(params)
+	if err != nil {
+		return nil, err
+	}
+	return joinObject(setMember(ms, "path", marshal(c.resolved))), nil
 }
 
 // fsClient is the Client of a permission request permhost makes up: Ask
@@ -447,20 +477,27 @@ func (g *governor) dryFS(r *acp.AgentRequest) {
 	}
 	title := r.Method + " " + call.what()
 	if call.path != "" && filepath.IsAbs(r.Session.Cwd) {
-		if rel, err := filepath.Rel(filepath.Clean(r.Session.Cwd), call.path); err == nil && !strings.HasPrefix(rel, "..") {
+		if rel, err := filepath.Rel(filepath.Clean(r.Session.Cwd), filepath.Clean(call.path)); err == nil && !strings.HasPrefix(rel, "..") {
 			title = r.Method + " " + rel
 		}
 	}
 	note := ReplayNote{Session: r.SessionID, Type: NoteFile, Title: title, Kind: kindOfFS(call.method)}
-	if dec, ok := g.allowedFor(r.SessionID, call, r.Session.Cwd); ok {
-		note.What = "forwarded: the permission request of its tool call allowed it (" + dec + ")"
-		g.dry(note)
-		return
-	}
 	id := newDecisionID()
 	pr := permissionOf(r, call, id)
 	req, err := buildRequest(pr, id, g.e.home, profile.Generic)
 	if err != nil {
+		return
+	}
+	if call.path != "" {
+		if call.resolved, err = resolvedOf(req, call.path); err != nil {
+			note.What = "refused: " + err.Error()
+			g.dry(note)
+			return
+		}
+	}
+	if dec, ok := g.allowedFor(r.SessionID, call, r.Session.Cwd); ok {
+		note.What = "forwarded: the permission request of its tool call allowed it (" + dec + ")"
+		g.dry(note)
 		return
 	}
 	v := g.e.Run(context.Background(), g.e.pluginView(req))
@@ -472,7 +509,7 @@ func (g *governor) dryFS(r *acp.AgentRequest) {
 		if v.Reason != "" {
 			note.What += ": " + v.Reason
 		}
-	case call.method == acp.MethodReadTextFile && v.Outcome == abi.OutcomeAbstain && v.Fallback == "" && insideProject(call.path, r.Session.Cwd):
+	case call.method == acp.MethodReadTextFile && v.Outcome == abi.OutcomeAbstain && v.Fallback == "" && insideProject(call.path, call.resolved, r.Session.Cwd):
 		note.What = "forwarded: a read inside the project no plugin decided"
 	default:
 		note.What = "asked: no permission request allowed it and no plugin decided"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -447,7 +448,7 @@ func TestReadFSCall(t *testing.T) {
 	for _, tc := range []struct {
 		method, params, want, err string
 	}{
-		{acp.MethodReadTextFile, `{"sessionId":"s","path":"/p/../p/.env","line":3}`, `path /p/.env`, ""},
+		{acp.MethodReadTextFile, `{"sessionId":"s","path":"/p/../p/.env","line":3}`, `path /p/../p/.env`, ""}, // as asked: resolved later
 		{acp.MethodReadTextFile, `{"sessionId":"s","path":"rel/x"}`, "", "no absolute path"},
 		{acp.MethodWriteTextFile, `{"sessionId":"s","path":"/p/a"}`, "", "no content"},
 		{acp.MethodTerminalCreate, `{"sessionId":"s","command":"ls","args":["-la","my file","it's"],"env":[{"name":"A","value":"x y"}],"cwd":"/p"}`,
@@ -573,7 +574,7 @@ func TestFSRequests(t *testing.T) {
 	}
 
 	// The session's own permission request allowed the call writing b.txt.
-	g.(*governor).allow("s-1", "call-1", abi.Request{Paths: []abi.Path{{Path: "/p/b.txt", Access: abi.AccessWrite}}}, "d-allowed")
+	g.(*governor).allow("s-1", "call-1", abi.Request{Paths: []abi.Path{{Path: "/p/b.txt", Resolved: "/p/b.txt", Access: abi.AccessWrite}}}, "d-allowed")
 	p.d = abi.Decision{Outcome: abi.OutcomeReject}
 	write.Params = json.RawMessage(`{"sessionId":"s-1","path":"/p/b.txt","content":"hi"}`)
 	if r, err := g.AgentRequest(context.Background(), write, c, &fakeCaller{}); err != nil || r.Line == nil || c.asked != 2 || len(p.seen) != 2 {
@@ -597,6 +598,9 @@ func fsCallOf(t *testing.T, method, params string) fsCall {
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, params, err)
 	}
+	if c.path != "" {
+		c.resolved = filepath.Clean(c.path) // no symlinks under /p: as fspath resolves it
+	}
 	return c
 }
 
@@ -607,9 +611,9 @@ func fsCallOf(t *testing.T, method, params string) fsCall {
 func TestAllowanceCovers(t *testing.T) {
 	const cwd = "/p"
 	readReq := abi.Request{Action: &abi.Action{Family: abi.FamilyRead, Paths: []string{"/p/notes.txt"}},
-		Paths: []abi.Path{{Path: "/p/notes.txt", Access: abi.AccessRead}}}
+		Paths: []abi.Path{{Path: "/p/notes.txt", Resolved: "/p/notes.txt", Access: abi.AccessRead}}}
 	edit := abi.Request{Action: &abi.Action{Family: abi.FamilyEdit, Paths: []string{"/p/notes.txt"}},
-		Paths: []abi.Path{{Path: "/p/./notes.txt", Access: abi.AccessWrite}}}
+		Paths: []abi.Path{{Path: "/p/./notes.txt", Resolved: "/p/notes.txt", Access: abi.AccessWrite}}}
 	shellReq := func(script, dir string) abi.Request {
 		sh, paths := shell.AnalyzeScript(script, dir, "/home/dev")
 		return abi.Request{Action: &abi.Action{Family: abi.FamilyShell, Command: script, Cwd: dir}, Shell: sh, Paths: paths}

@@ -147,7 +147,7 @@ func (s Shorthand) Request() (*acp.PermissionRequest, error) {
 	}
 	path := s.Path
 	if path != "" && !filepath.IsAbs(path) && !strings.HasPrefix(path, "~") {
-		path = filepath.Join(cwd, path)
+		path = strings.TrimSuffix(cwd, "/") + "/" + path // not cleaned: k/../x is judged as the OS opens it
 	}
 	tc := map[string]any{"toolCallId": "call_test", "kind": s.Kind, "status": "pending"}
 	raw := map[string]any{}

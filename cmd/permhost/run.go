@@ -196,10 +196,11 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return fail("%v", err)
 	}
 	var gov acp.Governor
-	if s := engine.Config().Session; s.Modes == config.ModesGovern || s.FS == config.FSGovern {
+	s := engine.Config().Session
+	if s.Modes == config.ModesGovern || s.FS == config.FSGovern {
 		gov = engine.Governor() // run_govern.go
 	}
-	return drive(ctx, runSetup{argv: argv, cwd: cwd, text: text, json: *jsonOut, allowFS: *allowFS,
+	return drive(ctx, runSetup{argv: argv, cwd: cwd, text: text, json: *jsonOut, allowFS: *allowFS, fsGoverned: s.FS == config.FSGovern,
 		handler: handler, governor: gov, out: out, logger: logger, stdout: stdout, stderr: stderr})
 }
 
@@ -253,7 +254,10 @@ type runSetup struct {
 	argv          []string
 	cwd, text     string
 	json, allowFS bool
-	handler       acp.PermissionHandler
+	// fsGoverned: the governor decides each file request and forwards
+	// the path it decided on, resolved (acp.FSAccess.Resolved).
+	fsGoverned bool
+	handler    acp.PermissionHandler
 	// governor, when set, governs the session from a proxy between the
 	// client and the agent (run_govern.go).
 	governor acp.Governor
@@ -294,7 +298,7 @@ func drive(ctx context.Context, s runSetup) int {
 		Info:        acp.Peer{Name: "permhost", Title: "permhost run", Version: permhostVersion()},
 		Permissions: s.handler,
 		Events:      out.event,
-		FS:          acp.FSAccess{Read: s.allowFS, Write: s.allowFS},
+		FS:          acp.FSAccess{Read: s.allowFS, Write: s.allowFS, Resolved: s.fsGoverned && s.governor != nil},
 		Logger:      s.logger,
 	})
 	if err != nil {

@@ -3,14 +3,13 @@ package grants
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/fspath"
 	"github.com/permhost/permhost/internal/shell"
 )
 
@@ -177,8 +176,10 @@ func clean(p string) bool { return filepath.IsAbs(p) && filepath.Clean(p) == p }
 //     bodies and quoting, blanks and comments aside;
 //   - for an edit grant, an edit request with no command, no URL and at
 //     least one path, each path under g's directory (or one of g's files)
-//     both as written (cleaned) and with its symlinks resolved now, g's
-//     directory itself still resolving where it did when granted.
+//     both as written (cleaned) and as the OS opens it (abi.Path.Resolved:
+//     symlinks and ".." applied as the kernel does; a path without one
+//     matches nothing), g's directory itself still resolving where it did
+//     when granted.
 func (g Grant) Matches(req abi.Request) bool { return g.matches(newQuery(req)) }
 
 // query is a request read once for matching against many grants.
@@ -272,14 +273,10 @@ func (g Grant) matchesEdit(req abi.Request) bool {
 		}
 	}
 	for _, p := range req.Paths {
-		if !filepath.IsAbs(p.Path) {
+		if !filepath.IsAbs(p.Path) || !clean(p.Resolved) {
 			return false
 		}
-		lexical := filepath.Clean(p.Path)
-		real, ok := resolve(lexical)
-		if !ok {
-			return false
-		}
+		lexical, real := filepath.Clean(p.Path), p.Resolved
 		if g.Dir != "" {
 			if !under(lexical, g.Dir) || !under(real, dir) {
 				return false
@@ -303,30 +300,10 @@ func under(p, dir string) bool {
 	return strings.HasPrefix(p, dir+string(filepath.Separator))
 }
 
-// resolve returns p with every symlink resolved: of p itself when it
-// exists, else of its longest existing ancestor, with the rest appended.
-// It fails when a component exists but cannot be resolved (permission,
-// a loop): such a path matches nothing.
+// resolve returns the file the OS opens for p (fspath.Resolve). It fails
+// when a component exists but cannot be resolved (permission, a loop):
+// such a path matches nothing.
 func resolve(p string) (string, bool) {
-	rest := ""
-	for q := p; ; {
-		r, err := filepath.EvalSymlinks(q)
-		if err == nil {
-			return filepath.Join(r, rest), true
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", false
-		}
-		// A dangling symlink also reads as not existing: it must not be
-		// taken for a plain name that the write would create.
-		if _, lerr := os.Lstat(q); lerr == nil {
-			return "", false
-		}
-		parent := filepath.Dir(q)
-		if parent == q {
-			return p, true
-		}
-		rest = filepath.Join(filepath.Base(q), rest)
-		q = parent
-	}
+	r, err := fspath.Resolve(p)
+	return r, err == nil
 }

@@ -3,10 +3,12 @@ package grants_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/fspath"
 	"github.com/permhost/permhost/internal/grants"
 	"github.com/permhost/permhost/internal/shell"
 )
@@ -30,7 +32,8 @@ func shellRequest(sid, cwd, dir, script string) abi.Request {
 	}
 }
 
-// editRequest is an edit request writing files.
+// editRequest is an edit request writing files, each path as the request
+// carries it: cleaned, as asked, and resolved as the OS opens it now.
 func editRequest(sid, cwd string, files ...string) abi.Request {
 	req := abi.Request{
 		Session: abi.Session{ID: sid, Cwd: cwd},
@@ -38,7 +41,15 @@ func editRequest(sid, cwd string, files ...string) abi.Request {
 		Options: []abi.Option{{OptionID: "allow-once", Kind: abi.OptionAllowOnce}, {OptionID: "reject", Kind: abi.OptionRejectOnce}},
 	}
 	for _, f := range files {
-		req.Paths = append(req.Paths, abi.Path{Path: f, Access: abi.AccessWrite, Source: "rawInput"})
+		p := abi.Path{Path: f, Access: abi.AccessWrite, Source: "rawInput"}
+		if filepath.IsAbs(f) {
+			p.Path = filepath.Clean(f)
+			if p.Path != f {
+				p.Asked = f
+			}
+			p.Resolved, _ = fspath.Resolve(f)
+		}
+		req.Paths = append(req.Paths, p)
 	}
 	return req
 }
@@ -210,7 +221,7 @@ func TestCommandGrantOfAnOldFile(t *testing.T) {
 func TestEditGrantNeverWidens(t *testing.T) {
 	proj := t.TempDir()
 	proj, _ = filepath.EvalSymlinks(proj)
-	for _, d := range []string{"src/pkg", "secrets"} {
+	for _, d := range []string{"src/pkg", "secrets", "other"} {
 		if err := os.MkdirAll(filepath.Join(proj, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -227,6 +238,9 @@ func TestEditGrantNeverWidens(t *testing.T) {
 	if err := os.Symlink("../nowhere/new", filepath.Join(proj, "src", "dangling")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink("../other", filepath.Join(proj, "src", "l")); err != nil {
+		t.Fatal(err)
+	}
 	g := offered(t, editRequest("s1", proj, proj+"/src/main.go", proj+"/src/pkg/a.go"), grants.ScopeSession)
 	if g.Dir != proj+"/src" || !strings.Contains(g.Name, "edits under `src/`") {
 		t.Fatalf("grant = dir %q name %q, want edits under src/", g.Dir, g.Name)
@@ -241,6 +255,10 @@ func TestEditGrantNeverWidens(t *testing.T) {
 		{"several under it", []string{proj + "/src/a.go", proj + "/src/pkg/b.go"}, true},
 		{"one of several outside", []string{proj + "/src/a.go", proj + "/README.md"}, false},
 		{"dot-dot out of it", []string{proj + "/src/../.env"}, false},
+		// Cleaned, src/l/../outside.txt reads src/outside.txt; the kernel
+		// opens other/../outside.txt, at the project's top.
+		{"dot-dot after a symlink", []string{proj + "/src/l/../outside.txt"}, false},
+		{"dot-dot after a symlink, back under it", []string{proj + "/src/l/../src/x.go"}, true},
 		{"a symlink to a file outside", []string{proj + "/src/env-link"}, false},
 		{"through a symlinked directory", []string{proj + "/src/secrets-link/key.pem"}, false},
 		{"a dangling symlink", []string{proj + "/src/dangling"}, false},
@@ -256,6 +274,12 @@ func TestEditGrantNeverWidens(t *testing.T) {
 			}
 		})
 	}
+	t.Run("no directory offered for a file that opens outside it", func(t *testing.T) {
+		g := offered(t, editRequest("s1", proj, proj+"/src/main.go", proj+"/src/l/../outside.txt"), grants.ScopeSession)
+		if g.Dir != "" || !slices.Equal(g.ResolvedFiles, []string{proj + "/src/main.go", proj + "/outside.txt"}) {
+			t.Errorf("offered %q (dir %q, files %q)", g.Name, g.Dir, g.ResolvedFiles)
+		}
+	})
 	t.Run("another session", func(t *testing.T) {
 		if g.Matches(editRequest("s2", proj, proj+"/src/main.go")) {
 			t.Error("a session grant matched another session")

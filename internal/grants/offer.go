@@ -149,15 +149,20 @@ func editGrant(req abi.Request, project string) (Grant, string, bool) {
 	if req.Shell != nil || a.Command != "" || len(a.URLs) > 0 || len(req.Paths) == 0 {
 		return Grant{}, "", false
 	}
-	var files []string
+	// files as written (cleaned) and as the OS opens them (resolved).
+	var files, reals []string
 	for _, p := range req.Paths {
-		if !filepath.IsAbs(p.Path) || !showable(p.Path) {
+		if !filepath.IsAbs(p.Path) || !showable(p.Path) || !clean(p.Resolved) {
 			return Grant{}, "", false
 		}
 		f := filepath.Clean(p.Path)
-		if !slices.Contains(files, f) {
-			files = append(files, f)
+		if i := slices.Index(files, f); i >= 0 {
+			if reals[i] != p.Resolved { // one text, two files: say neither
+				return Grant{}, "", false
+			}
+			continue
 		}
+		files, reals = append(files, f), append(reals, p.Resolved)
 	}
 	realProject, ok := resolve(project)
 	if !ok {
@@ -169,8 +174,11 @@ func editGrant(req abi.Request, project string) (Grant, string, bool) {
 			dir = filepath.Dir(dir)
 		}
 	}
+	// The directory is offered only when every file opens under it: a
+	// "src/l/../x" with l -> ../other is not an edit under src/.
 	if under(dir, project) {
-		if real, ok := resolve(dir); ok && (real == realProject || under(real, realProject)) {
+		if real, ok := resolve(dir); ok && (real == realProject || under(real, realProject)) &&
+			!slices.ContainsFunc(reals, func(r string) bool { return !under(r, real) }) {
 			return Grant{Kind: KindEdit, Dir: dir, Resolved: real}, "edits under `" + shown(dir, project) + "/`", true
 		}
 	}
@@ -180,13 +188,9 @@ func editGrant(req abi.Request, project string) (Grant, string, bool) {
 	g := Grant{Kind: KindEdit, Files: files}
 	var names []string
 	for _, f := range files {
-		real, ok := resolve(f)
-		if !ok {
-			return Grant{}, "", false
-		}
-		g.ResolvedFiles = append(g.ResolvedFiles, real)
 		names = append(names, "`"+shown(f, project)+"`")
 	}
+	g.ResolvedFiles = reals
 	return g, "edits to " + strings.Join(names, ", "), true
 }
 

@@ -36,9 +36,11 @@ type Facts struct {
 	Paths []FoundPath
 }
 
-// FoundPath is a path and where it was found.
+// FoundPath is a path and where it was found. Path is clean; Asked is the
+// path as the call names it, absolute but not cleaned, when it differs
+// (its ".." are for the resolver to apply after the symlinks before them).
 type FoundPath struct {
-	Path, Source string
+	Path, Asked, Source string
 }
 
 // call is a tool call split into its members, exactly as keyed.
@@ -94,7 +96,7 @@ func (p *Profile) Read(toolCall json.RawMessage, cwd, home string) (Facts, error
 		for _, s := range fields.Cwd {
 			if v := c.strings(s); len(v) > 0 {
 				if d := resolve(v[0], cwd, home); d != "" {
-					f.Dir = d
+					f.Dir = path.Clean(d)
 					break
 				}
 			}
@@ -106,11 +108,18 @@ func (p *Profile) Read(toolCall json.RawMessage, cwd, home string) (Facts, error
 	}
 	for _, s := range fields.Paths {
 		for _, v := range c.strings(s) {
-			q := resolve(v, cwd, home)
-			if q == "" || slices.ContainsFunc(f.Paths, func(x FoundPath) bool { return x.Path == q }) {
+			asked := resolve(v, cwd, home)
+			if asked == "" {
 				continue
 			}
-			f.Paths = append(f.Paths, FoundPath{Path: q, Source: s.pathSource()})
+			q := path.Clean(asked)
+			if asked == q {
+				asked = ""
+			}
+			if slices.ContainsFunc(f.Paths, func(x FoundPath) bool { return x.Path == q && x.Asked == asked }) {
+				continue
+			}
+			f.Paths = append(f.Paths, FoundPath{Path: q, Asked: asked, Source: s.pathSource()})
 			f.Action.Paths = append(f.Action.Paths, q)
 		}
 	}
@@ -423,8 +432,8 @@ func isShell(p string) bool {
 	return false
 }
 
-// resolve makes p absolute against cwd, "~" against home; "" when it
-// cannot.
+// resolve makes p absolute against cwd, "~" against home, without
+// cleaning it; "" when it cannot.
 func resolve(p, cwd, home string) string {
 	if p == "" {
 		return ""
@@ -437,9 +446,9 @@ func resolve(p, cwd, home string) string {
 	}
 	switch {
 	case path.IsAbs(p):
-		return path.Clean(p)
+		return p
 	case cwd != "":
-		return path.Join(cwd, p)
+		return strings.TrimSuffix(cwd, "/") + "/" + p
 	}
 	return ""
 }

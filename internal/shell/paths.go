@@ -107,20 +107,17 @@ func (c *collector) add(p, access, source string) {
 	if c.home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
 		p = c.home + p[1:]
 	}
-	switch {
-	case path.IsAbs(p):
-		p = path.Clean(p)
-	case c.cwd != "":
-		p = path.Join(c.cwd, p)
-	default:
+	asked, ok := absolute(p, c.cwd)
+	if !ok {
 		return
 	}
+	p = path.Clean(asked)
 	for _, q := range c.paths {
-		if q.Path == p && q.Access == access {
+		if q.Path == p && (q.Asked == asked || q.Asked == "" && q.Path == asked) && q.Access == access {
 			return
 		}
 	}
-	c.paths = append(c.paths, abi.Path{Path: p, Access: access, InsideCwd: inside(p, c.cwd), Source: source})
+	c.paths = append(c.paths, newPath(p, asked, access, source, c.cwd))
 }
 
 // FromToolCall analyses a tool call: the shell command of its rawInput,
@@ -142,4 +139,26 @@ func FromToolCall(tc abi.ToolCall, cwd, home string) (*abi.Shell, []abi.Path) {
 		}
 	}
 	return sh, paths
+}
+
+// absolute makes p absolute against dir without cleaning it: the "k/.."
+// of "k/../x" is for the resolver to apply after k's symlink (ABI 1.2's
+// Path.Asked), not for the text to drop.
+func absolute(p, dir string) (string, bool) {
+	switch {
+	case path.IsAbs(p):
+		return p, true
+	case dir != "":
+		return strings.TrimSuffix(dir, "/") + "/" + p, true
+	}
+	return "", false
+}
+
+// newPath is the Path of a file found as asked (absolute), clean p.
+func newPath(p, asked, access, source, cwd string) abi.Path {
+	r := abi.Path{Path: p, Access: access, InsideCwd: inside(p, cwd), Source: source}
+	if asked != p {
+		r.Asked = asked
+	}
+	return r
 }

@@ -31,7 +31,8 @@ func TestToolPaths(t *testing.T) {
 		{
 			name: "search path relative",
 			tc:   abi.ToolCall{Kind: "search", RawInput: json.RawMessage(`{"pattern":"x","path":"src/../.."}`)},
-			want: []abi.Path{{Path: "/home/dev", Access: "read", InsideCwd: false, Source: "rawInput"}},
+			// Asked keeps the ".." for the resolver (ABI 1.2).
+			want: []abi.Path{{Path: "/home/dev", Asked: "/home/dev/project/src/../..", Access: "read", InsideCwd: false, Source: "rawInput"}},
 		},
 		{
 			name: "codex patch",

@@ -380,7 +380,7 @@ func TestAnalyzeRawInput(t *testing.T) {
 	_, paths := Analyze(json.RawMessage(`{"command":["bash","-c","echo > out; echo > ../project/x"],"cwd":"/home/dev/app"}`), cwd, home)
 	assert.Equal(t, []abi.Path{
 		{Path: "/home/dev/app/out", Access: "write", InsideCwd: false, Source: "redirect"},
-		{Path: cwd + "/x", Access: "write", InsideCwd: true, Source: "redirect"},
+		{Path: cwd + "/x", Asked: "/home/dev/app/../project/x", Access: "write", InsideCwd: true, Source: "redirect"},
 	}, paths)
 }
 

@@ -585,7 +585,8 @@ func (a *analyzer) cd(w word) {
 		a.lose()
 		return
 	}
-	a.dir, a.dirKnown = p, true
+	// bash's cd is logical: "cd k/.." is back where it started.
+	a.dir, a.dirKnown = path.Clean(p), true
 }
 
 // lose forgets the directory: relative writes after it are unknown.

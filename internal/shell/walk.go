@@ -607,15 +607,16 @@ func (a *analyzer) print(n syntax.Node) string {
 	return b.String()
 }
 
-// resolve makes p absolute against the current directory.
+// resolve makes p absolute against the current directory, not cleaned
+// (absolute).
 func (a *analyzer) resolve(p string) (string, bool) {
 	if path.IsAbs(p) {
-		return path.Clean(p), true
+		return p, true
 	}
 	if !a.dirKnown {
 		return "", false
 	}
-	return path.Join(a.dir, p), true
+	return absolute(p, a.dir)
 }
 
 // touch records a file the script reads or writes.
@@ -633,8 +634,10 @@ func (a *analyzer) touch(w word, access, source string) {
 	a.addPath(p, access, source)
 }
 
-func (a *analyzer) addPath(p, access, source string) {
-	key := access + "\x00" + p
+// addPath records the file asked (absolute, not cleaned).
+func (a *analyzer) addPath(asked, access, source string) {
+	p := path.Clean(asked)
+	key := access + "\x00" + asked
 	if a.seen[key] {
 		return
 	}
@@ -642,7 +645,7 @@ func (a *analyzer) addPath(p, access, source string) {
 		a.seen = map[string]bool{}
 	}
 	a.seen[key] = true
-	a.paths = append(a.paths, abi.Path{Path: p, Access: access, InsideCwd: inside(p, a.cwd), Source: source})
+	a.paths = append(a.paths, newPath(p, asked, access, source, a.cwd))
 }
 
 func inside(p, cwd string) bool {

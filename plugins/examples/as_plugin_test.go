@@ -31,8 +31,16 @@ func readReq(kind string, paths ...abi.Path) abi.Request {
 	}
 }
 
+// readPath is a read of p, which the OS opens as itself (no symlink).
 func readPath(p string, inside bool) abi.Path {
-	return abi.Path{Path: p, Access: abi.AccessRead, InsideCwd: inside, Source: "location"}
+	return abi.Path{Path: p, Resolved: p, Access: abi.AccessRead, InsideCwd: inside, Source: "location"}
+}
+
+// readResolved is a read of p, which the OS opens as real (ABI 1.2).
+func readResolved(p, real string) abi.Path {
+	r := readPath(p, true)
+	r.Resolved = real
+	return r
 }
 
 // TestReadonlyAS runs the AssemblyScript plugin through the real host: it
@@ -79,6 +87,11 @@ func TestReadonlyAS(t *testing.T) {
 		{name: "one path outside", req: readReq(abi.KindRead, readPath("/home/dev/project/a", true), readPath("/home/dev/.aws/credentials", false)), want: abi.OutcomeAbstain, reason: "credentials is outside"},
 		{name: "no paths", req: readReq(abi.KindRead), want: abi.OutcomeAbstain, reason: "names no path"},
 		{name: "dotenv", req: readReq(abi.KindRead, readPath("/home/dev/project/.env", true)), want: abi.OutcomeAbstain, reason: ".env is a hidden file"},
+		// ABI 1.2: config.txt -> .env; k/../passwd with k -> /etc; a path
+		// permhost could not resolve.
+		{name: "a symlink to dotenv", req: readReq(abi.KindRead, readResolved("/home/dev/project/config.txt", "/home/dev/project/.env")), want: abi.OutcomeAbstain, reason: "opens /home/dev/project/.env, a hidden file"},
+		{name: "dot-dot after a symlink leading out", req: readReq(abi.KindRead, readResolved("/home/dev/project/passwd", "/etc/passwd")), want: abi.OutcomeAbstain, reason: "opens /etc/passwd, outside"},
+		{name: "not resolved", req: readReq(abi.KindRead, readResolved("/home/dev/project/a", "")), want: abi.OutcomeAbstain, reason: "cannot resolve"},
 		{name: "inside .git", req: readReq(abi.KindSearch, readPath("/home/dev/project/.git/config", true)), want: abi.OutcomeAbstain, reason: "hidden"},
 		{name: "cwd is home, .ssh", req: homeCwd, want: abi.OutcomeAbstain, reason: "hidden"},
 		{name: "cwd is root", req: rootCwd, want: abi.OutcomeAbstain, reason: "root directory"},
@@ -133,7 +146,7 @@ func TestReadonlyASOnStockExtism(t *testing.T) {
 		name, input, want string
 	}{
 		{"valid", string(good), `"outcome":"allow"`},
-		{"escapes", `{"action":{"family":"re\u0061d"},"session":{"cwd":"\/home\/dev"},"paths":[{"path":"/home/dev/\u00e9\ud83d\ude00","access":"read","insideCwd":true}],"options":[{"kind":"allow_once"}]}`,
+		{"escapes", `{"action":{"family":"re\u0061d"},"session":{"cwd":"\/home\/dev"},"paths":[{"path":"/home/dev/\u00e9\ud83d\ude00","resolved":"\/home\/dev\/\u00e9\ud83d\ude00","access":"read","insideCwd":true}],"options":[{"kind":"allow_once"}]}`,
 			`"outcome":"allow"`},
 		{"duplicate key, last wins", `{"action":{"family":"read","family":"edit"}}`, `not a read or search`},
 		{"leading zero", `{"x":01}`, "bad request JSON"},

@@ -94,6 +94,11 @@ func TestProtectSecrets(t *testing.T) {
 		{name: "claude Write .env.local", req: claudeFile("Write", cwd+"/.env.local"), want: abi.OutcomeReject, optionID: "reject", reason: `".env.*"`},
 		{name: "claude Read ssh key", req: claudeFile("Read", "/home/dev/.ssh/id_ed25519"), want: abi.OutcomeReject, optionID: "reject"},
 		{name: "claude Read tls key", req: claudeFile("Read", cwd+"/certs/server.pem"), want: abi.OutcomeReject, optionID: "reject", reason: `"*.pem"`},
+		// ABI 1.2: the files the OS opens. config.txt -> .env, and
+		// k/../.ssh/config with k -> ~/.config.
+		{name: "a symlink to .env", req: resolvedTo(claudeFile("Read", cwd+"/config.txt"), cwd+"/.env"), want: abi.OutcomeReject, optionID: "reject", reason: `config.txt (opens /home/dev/project/.env) matches protected pattern ".env"`},
+		{name: "dot-dot after a symlink into ~/.ssh", req: resolvedTo(claudeFile("Read", cwd+"/.ssh/config"), home+"/.ssh/config"), want: abi.OutcomeReject, optionID: "reject", reason: `"~/.ssh/**"`},
+		{name: "a symlink to an ordinary file", req: resolvedTo(claudeFile("Read", cwd+"/config.txt"), cwd+"/conf/app.txt"), want: abi.OutcomeAbstain},
 		{name: "Bash cat .env piped out", req: claudeBash(exfil.Source, "Upload env", exfil), want: abi.OutcomeReject, optionID: "reject"},
 		{name: "Bash redirect into ~/.ssh", req: claudeBash(authorized.Source, "Authorize key", authorized), want: abi.OutcomeReject, optionID: "reject", reason: `"~/.ssh/**"`},
 		{name: "Bash with no analysis", req: claudeBash("cp ~/.ssh/id_rsa /tmp/k", "Copy key", nil), want: abi.OutcomeReject, optionID: "reject"},
@@ -236,4 +241,10 @@ func TestExplainerRisksAreShort(t *testing.T) {
 	if n < 20 {
 		t.Errorf("found only %d note calls; has explain.go changed shape?", n)
 	}
+}
+
+// resolvedTo sets the file the OS opens for req's path (ABI 1.2).
+func resolvedTo(req abi.Request, resolved string) abi.Request {
+	req.Paths[0].Resolved = resolved
+	return req
 }

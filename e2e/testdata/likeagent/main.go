@@ -394,7 +394,7 @@ func (a *agent) step(kind, arg string) {
 	defer func() { a.emit(ev) }()
 	path := arg
 	if kind == "write" && !filepath.IsAbs(path) {
-		path = filepath.Join(a.cwd, arg)
+		path = a.cwd + string(filepath.Separator) + arg // not cleaned: an agent sends k/../x as it is
 	}
 	id, preamble, request, opts := a.shape(kind, arg, path)
 	for _, u := range preamble {
@@ -504,7 +504,7 @@ func (a *agent) read_(arg string) {
 	defer func() { a.emit(ev) }()
 	path := arg
 	if !filepath.IsAbs(path) {
-		path = filepath.Join(a.cwd, arg)
+		path = a.cwd + string(filepath.Separator) + arg // not cleaned: an agent sends k/../x as it is
 	}
 	id := fmt.Sprintf("call_fake_%d", 5+a.nextCal)
 	a.update(`{"sessionUpdate":"tool_call","toolCallId":` + q(id) + `,"status":"pending","title":"ReadFile","content":[],"locations":[],"kind":"read","rawInput":{},"_meta":{"toolName":"read_file","provenance":"builtin","phase":"preparing"}}`)

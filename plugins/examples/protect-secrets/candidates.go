@@ -49,6 +49,12 @@ func candidates(req abi.Request) []candidate {
 	}
 	for _, p := range req.Paths {
 		add(p.Path)
+		// The file the OS opens (ABI 1.2): a symlink to a secret, or a
+		// "k/../x" whose k is a symlink, is the secret it reaches.
+		if r := p.Resolved; strings.HasPrefix(r, "/") && !seen[path.Clean(r)] {
+			seen[path.Clean(r)] = true
+			out = append(out, candidate{path: path.Clean(r), cwd: cwd, shown: p.Path + " (opens " + r + ")"})
+		}
 	}
 	for _, p := range named {
 		add(p)

@@ -140,6 +140,11 @@ func TestDecide(t *testing.T) {
 		{"edit ~/.ssh", editReq("/home/dev/.ssh/config"), abi.OutcomeReject, "rules[3]"},
 		{"edit dotdot into /etc", editReq("/home/dev/project/../../../etc/passwd"), abi.OutcomeReject, "rules[3]"},
 		{"edit inside src", editReq("/home/dev/project/src/main.go"), abi.OutcomeAllow, "rules[4] (allow)"},
+		// ABI 1.2: src/l/../main.go with src/l -> ../other reads
+		// src/main.go cleaned and opens the project's top main.go, not
+		// under src/; a symlink under src/ to /etc/hosts opens /etc/hosts.
+		{"edit dot-dot after a symlink out of src", resolvedTo(editReq("/home/dev/project/src/main.go"), "/home/dev/project/main.go"), abi.OutcomeAbstain, "no rule matches"},
+		{"edit a symlink to /etc", resolvedTo(editReq("/home/dev/project/src/hosts"), "/etc/hosts"), abi.OutcomeReject, `rules[3] (reject): family edit, path "/etc/hosts"`},
 		{"edit one path outside src", editReq("/home/dev/project/src/main.go", "/home/dev/project/Makefile"), abi.OutcomeAbstain, "no rule matches"},
 		{"edit without paths", editReq(), abi.OutcomeAbstain, ""},
 		{"fetch subdomain asks", fetchReq("https://api.example.com/v1"), abi.OutcomeAsk, `rules[2] (ask): family fetch, url "https://api.example.com/v1"`},
@@ -578,4 +583,10 @@ func FuzzURLs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// resolvedTo sets the file the OS opens for req's first path (ABI 1.2).
+func resolvedTo(req abi.Request, resolved string) abi.Request {
+	req.Paths[0].Resolved = resolved
+	return req
 }

@@ -107,16 +107,23 @@ type touched struct {
 	anywhere bool
 }
 
-// touchedPaths gathers the files a call touches: the host's paths, the
-// files the action names, and the shell's redirect targets (a path the host
-// already resolved appears twice, which changes nothing). A request without
-// an action (built by hand) has its tool call's locations instead.
+// touchedPaths gathers the files a call touches: the host's paths, each
+// also as the OS opens it (ABI 1.2's resolved: an allow needs both to
+// match, a reject or ask either), the files the action names, and the
+// shell's redirect targets (a path the host already resolved appears twice,
+// which changes nothing). A request without an action (built by hand) has
+// its tool call's locations instead.
 func touchedPaths(req abi.Request, family, home string) []touched {
 	var out []touched
 	for _, p := range req.Paths {
 		t := resolve(p.Path, home, req.Session.Cwd)
 		t.access = p.Access
 		out = append(out, t)
+		if p.Resolved != "" && p.Resolved != p.Path {
+			r := resolve(p.Resolved, home, req.Session.Cwd)
+			r.access = p.Access
+			out = append(out, r)
+		}
 	}
 	access := ""
 	switch family {

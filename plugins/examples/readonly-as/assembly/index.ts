@@ -5,6 +5,9 @@
 // is allowed to reading the project the person opened. It goes by the
 // request's action (ABI 1.1), which permhost reads from each agent's own
 // shape: a Gemini CLI read_file and a claude-agent-acp Read look the same.
+// Each path must be inside and not hidden both as written and as the OS
+// opens it (ABI 1.2's resolved): a config.txt that is a symlink to .env, or
+// a k/../x whose k leads out of the project, is not read here.
 
 import { Host } from "@extism/as-pdk";
 import { error_set, alloc, store_u8 } from "@extism/as-pdk/lib/env";
@@ -13,7 +16,7 @@ import { JSONValue, Kind, Parser, quote } from "./json";
 const name = "readonly-as";
 
 export function permhost_abi(): i32 {
-  output('{"major":1,"minor":1}');
+  output('{"major":1,"minor":2}');
   return 0;
 }
 
@@ -86,6 +89,14 @@ function decide(req: JSONValue): string {
     // person or to a plugin that knows them.
     if (hidden(path, cwd)) {
       return abstain(shown(path) + " is a hidden file or inside a hidden directory");
+    }
+    // The file the OS opens: absent when permhost could not resolve it.
+    const resolved = p.str("resolved");
+    if (!under(resolved, cwd)) {
+      return abstain(shown(path) + " opens " + (resolved == "" ? "a file permhost cannot resolve" : shown(resolved)) + ", outside " + shown(cwd));
+    }
+    if (hidden(resolved, cwd)) {
+      return abstain(shown(path) + " opens " + shown(resolved) + ", a hidden file or inside a hidden directory");
     }
   }
   if (!offers(req, "allow_once")) {
