@@ -168,7 +168,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		if host.KindOf(err) == "" || errors.Is(err, host.ErrBadOptions) {
 			// Not the plugin's fault: our own options were refused.
-			fmt.Fprintf(stderr, "permhost eval: %v\n", err)
+			printError(stderr, "permhost eval", err)
 			return exitUsage
 		}
 		return printEval(stdout, stderr, host.Result{Err: err, Duration: time.Since(start)})
