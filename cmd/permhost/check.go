@@ -152,7 +152,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitFail
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
+		enc := json.NewEncoder(jsonOut{stdout})
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		enc.Encode(rep)

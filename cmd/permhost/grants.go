@@ -104,7 +104,7 @@ func runGrants(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			if shown == nil {
 				shown = []grants.Grant{}
 			}
-			enc := json.NewEncoder(stdout)
+			enc := json.NewEncoder(jsonOut{stdout})
 			enc.SetEscapeHTML(false)
 			enc.SetIndent("", "  ")
 			if err := enc.Encode(shown); err != nil {

@@ -66,7 +66,7 @@ func runReplay(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return exitUsage
 	}
 
-	enc := json.NewEncoder(stdout)
+	enc := json.NewEncoder(jsonOut{stdout})
 	enc.SetEscapeHTML(false)
 	differs := false
 	for _, path := range fs.Args() {

@@ -37,7 +37,7 @@ func newRunPrinter(stdout, stderr io.Writer, asJSON bool) *runPrinter {
 	p := &runPrinter{stdout: stdout, stderr: stderr, status: map[string]string{}}
 	p.notices.wake, p.notices.quit = make(chan struct{}, 1), make(chan struct{})
 	if asJSON {
-		p.json = json.NewEncoder(stdout)
+		p.json = json.NewEncoder(jsonOut{stdout})
 		p.json.SetEscapeHTML(false)
 	}
 	o, ok1 := stdout.(*os.File)

@@ -255,3 +255,28 @@ func leaderOnPTY(t *testing.T, p leader.Prompt) (string, string) {
 	})
 	return scr.String(), r.id
 }
+
+// JSON for a person (run --json, eval, plugins --json, replay --json,
+// check --json, grants list --json): the same values, none of hostile raw.
+func TestJSONOutputEscapesEveryField(t *testing.T) {
+	ev := acp.Event{Kind: acp.EventPermission, Permission: &acp.PermissionEvent{ToolCallID: h("id"), Title: h("title"), Kind: h("kind"),
+		Outcome: "selected", OptionID: h("oid"), OptionName: h("oname"), OptionKind: h("okind"), DecidedBy: h("plugin"), Reason: h("reason")}}
+	var stdout, stderr bytes.Buffer
+	p := newRunPrinter(&stdout, &stderr, true)
+	p.event(ev)
+	p.close()
+	var out bytes.Buffer
+	if err := writeJSON(&out, ev); err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string]string{"run --json": stdout.String(), "writeJSON": out.String()} {
+		checkShown(t, name, got, true)
+		var back acp.Event
+		if err := json.Unmarshal([]byte(got), &back); err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, got)
+		}
+		if want := strings.ToValidUTF8(h("reason"), "\ufffd"); back.Permission == nil || back.Permission.Reason != want {
+			t.Errorf("%s: the reason reads %+v, want %q", name, back.Permission, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package safetext
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -106,6 +107,43 @@ func FuzzTerminal(f *testing.F) {
 		h := HTML(s)
 		if strings.ContainsAny(h, "<>\"'") {
 			t.Fatalf("HTML(%q) = %q", s, h)
+		}
+	})
+}
+
+func TestJSON(t *testing.T) {
+	in := []byte("{\"a\":\"x\u202ey\u009b\x7f\U000e0041\u200d👍 日本\",\"b\":1}\n")
+	want := `{"a":"x\u202ey\u009b\u007f\udb40\udc41\u200d👍 日本","b":1}` + "\n"
+	if got := string(JSON(in)); got != want {
+		t.Errorf("JSON = %s, want %s", got, want)
+	}
+	if plain := []byte(`{"a":"b"}`); &JSON(plain)[0] != &plain[0] {
+		t.Error("plain JSON copied")
+	}
+}
+
+func FuzzJSON(f *testing.F) {
+	for _, s := range []string{"", "plain", "x\x1b]2;t\x07", "\u202e\u200b\u2028\xff", "👩🏽‍💻", "\U000e0041\u0085"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b, err := json.Marshal(map[string]string{"k": s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := JSON(b)
+		var back, want map[string]string
+		if err := json.Unmarshal(got, &back); err != nil {
+			t.Fatalf("JSON(%s) = %s: %v", b, got, err)
+		}
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if back["k"] != want["k"] {
+			t.Fatalf("JSON(%s) = %s reads %q, want %q", b, got, back["k"], want["k"])
+		}
+		if r, bad := unsafeRune(string(got), false); bad || strings.ContainsRune(string(got), zwj) {
+			t.Fatalf("JSON(%s) = %s lets %q through", b, got, r)
 		}
 	})
 }
