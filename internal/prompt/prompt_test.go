@@ -19,8 +19,21 @@ import (
 
 // screen collects what the terminal shows.
 type screen struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	changed chan struct{} // signalled after each write
+}
+
+func newScreen() *screen { return &screen{changed: make(chan struct{}, 1)} }
+
+func (s *screen) write(b []byte) {
+	s.mu.Lock()
+	s.buf.Write(b)
+	s.mu.Unlock()
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
 }
 
 func (s *screen) String() string {
@@ -32,12 +45,13 @@ func (s *screen) String() string {
 // waitFor waits until the screen shows want n times in all.
 func (s *screen) waitFor(t *testing.T, want string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	timeout := time.After(10 * time.Second)
 	for strings.Count(s.String(), want) < n {
-		if time.Now().After(deadline) {
+		select {
+		case <-s.changed:
+		case <-timeout:
 			t.Fatalf("the terminal never showed %q (%d times); it shows:\n%s", want, n, s.String())
 		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }
 
@@ -90,16 +104,14 @@ func newPTY(t *testing.T, opts Options) (*Terminal, *os.File, *screen) {
 	if err != nil {
 		t.Skipf("no pseudo-terminal: %v", err)
 	}
-	scr := &screen{}
+	scr := newScreen()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		b := make([]byte, 4096)
 		for {
 			n, err := ptmx.Read(b)
-			scr.mu.Lock()
-			scr.buf.Write(b[:n])
-			scr.mu.Unlock()
+			scr.write(b[:n])
 			if err != nil {
 				return
 			}
@@ -204,7 +216,8 @@ func TestAskIgnoresKeysDuringTheGrace(t *testing.T) {
 	}
 }
 
-// inputQueued waits until the terminal's input holds n bytes not read yet.
+// inputQueued waits until the terminal's input holds n bytes not read yet:
+// a poll, the kernel's count having no event to wait on.
 func inputQueued(t *testing.T, term *Terminal, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
