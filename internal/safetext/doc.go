@@ -1,6 +1,7 @@
 // Package safetext renders text that a peer (an agent, an editor, a
 // worker), a plugin or a recording supplied, for a person: on a terminal
-// ([Terminal], [TerminalLines]) or in HTML ([HTML]). Every place that shows
+// ([Terminal], [TerminalLines]), in HTML ([HTML]) or in JSON a person may
+// read on a terminal ([JSON]). Every place that shows
 // such text to a person goes through it, so that the text can neither
 // steer the terminal nor show the person something other than what it is.
 //
