@@ -19,6 +19,7 @@ import (
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/jsontext"
 	"github.com/permhost/permhost/internal/profile"
+	"github.com/permhost/permhost/internal/safetext"
 )
 
 func init() {
@@ -141,17 +142,17 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	c := newCheckConn(agent.Stdin(), agent.Stdout())
 	rep, err := c.check(cctx, tmp, session, !*noSwitch)
 	if err != nil {
-		fmt.Fprintln(stderr, "permhost check:", err)
+		printError(stderr, "permhost check", err) // it may quote the agent
 		stop()
 		b := make([]byte, 64<<10)
 		n, _ := agentErr.ReadAt(b, 0)
 		if s := strings.TrimSpace(string(b[:n])); s != "" {
-			fmt.Fprintf(stderr, "the agent's stderr:\n%s\n", s)
+			fmt.Fprintf(stderr, "the agent's stderr:\n%s\n", safetext.TerminalLines(s))
 		}
 		return exitFail
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
+		enc := json.NewEncoder(jsonOut{stdout})
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		enc.Encode(rep)
@@ -330,7 +331,10 @@ func (c *checkConn) check(ctx context.Context, cwd string, session config.Sessio
 	return rep, nil
 }
 
+// printCheck shows the report to a person: the agent's names, modes and
+// answers go through safetext.
 func printCheck(w io.Writer, r checkReport) {
+	r = r.shown()
 	name := r.Agent.Name
 	if name == "" {
 		name = "(no agentInfo)"
@@ -355,7 +359,7 @@ func printCheck(w io.Writer, r checkReport) {
 	} else {
 		var how []string
 		if r.ConfigOption != "" {
-			how = append(how, fmt.Sprintf("config option %q", r.ConfigOption))
+			how = append(how, fmt.Sprintf("config option \"%s\"", r.ConfigOption))
 		}
 		if r.SetMode {
 			how = append(how, "session/set_mode")
@@ -414,4 +418,20 @@ func printCheck(w io.Writer, r checkReport) {
 			fmt.Fprintf(w, "[session] modes is %q here: set modes = \"govern\" (the default once a plugin is configured) for permhost to move each new session to %s\n", r.Govern, r.Target)
 		}
 	}
+}
+
+// shown is the report with every text that came from the agent (or quotes
+// it) rendered by safetext.
+func (r checkReport) shown() checkReport {
+	t := safetext.Terminal
+	r.Agent.Name, r.Agent.Title, r.Agent.Version = t(r.Agent.Name), t(r.Agent.Title), t(r.Agent.Version)
+	r.Session, r.Cwd, r.ConfigOption, r.Target = t(r.Session), t(r.Cwd), t(r.ConfigOption), t(r.Target)
+	r.Switched, r.Why = t(r.Switched), t(r.Why)
+	modes := make([]checkMode, len(r.Modes))
+	for i, m := range r.Modes {
+		m.ID, m.Name, m.Decides = t(m.ID), t(m.Name), t(m.Decides)
+		modes[i] = m
+	}
+	r.Modes = modes
+	return r
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/safetext"
 	"github.com/permhost/permhost/internal/stdplugins"
 	"github.com/permhost/permhost/internal/units"
 	"github.com/permhost/permhost/internal/worker"
@@ -168,7 +169,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		if host.KindOf(err) == "" || errors.Is(err, host.ErrBadOptions) {
 			// Not the plugin's fault: our own options were refused.
-			fmt.Fprintf(stderr, "permhost eval: %v\n", err)
+			printError(stderr, "permhost eval", err)
 			return exitUsage
 		}
 		return printEval(stdout, stderr, host.Result{Err: err, Duration: time.Since(start)})
@@ -576,8 +577,20 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 }
 
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(jsonOut{w})
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// jsonOut is where permhost writes JSON a person may read on a terminal:
+// what safetext escapes is written as \u escapes, the values unchanged.
+// Each Write is one whole value (a json.Encoder's Encode).
+type jsonOut struct{ w io.Writer }
+
+func (j jsonOut) Write(p []byte) (int, error) {
+	if _, err := j.w.Write(safetext.JSON(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

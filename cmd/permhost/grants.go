@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/permhost/permhost/internal/grants"
+	"github.com/permhost/permhost/internal/safetext"
 )
 
 func init() {
@@ -103,7 +104,7 @@ func runGrants(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			if shown == nil {
 				shown = []grants.Grant{}
 			}
-			enc := json.NewEncoder(stdout)
+			enc := json.NewEncoder(jsonOut{stdout})
 			enc.SetEscapeHTML(false)
 			enc.SetIndent("", "  ")
 			if err := enc.Encode(shown); err != nil {
@@ -129,7 +130,7 @@ func runGrants(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 				printError(stderr, "permhost grants revoke", err)
 				return exitFail
 			default:
-				fmt.Fprintf(stdout, "revoked %s\n", g)
+				fmt.Fprintf(stdout, "revoked %s\n", safetext.Terminal(g.String()))
 			}
 		}
 		return code
@@ -140,7 +141,7 @@ func runGrants(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			return exitFail
 		}
 		for _, g := range gone {
-			fmt.Fprintf(stdout, "revoked %s\n", g)
+			fmt.Fprintf(stdout, "revoked %s\n", safetext.Terminal(g.String()))
 		}
 		fmt.Fprintf(stdout, "%s removed\n", count(len(gone), "grant"))
 		return exitOK
@@ -159,7 +160,9 @@ func printGrants(w io.Writer, list []grants.Grant) {
 		if g.Scope == grants.ScopeSession {
 			scope += " " + g.Session
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.ID, scope, g.Project, g.Name, g.Created.Format("2006-01-02 15:04:05Z"))
+		// The name quotes the agent's command or paths.
+		t := safetext.Terminal
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t(g.ID), t(scope), t(g.Project), t(g.Name), g.Created.Format("2006-01-02 15:04:05Z"))
 	}
 	tw.Flush()
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/leader"
 	"github.com/permhost/permhost/internal/prompt"
+	"github.com/permhost/permhost/internal/safetext"
 	"github.com/permhost/permhost/policy"
 )
 
@@ -124,7 +125,7 @@ func (tp *terminalPerson) Ask(ctx context.Context, p leader.Prompt) (string, err
 	if cwd == "" {
 		cwd = p.Request.Session.Cwd
 	}
-	fmt.Fprintf(tp.out, "\n── request #%d from %s, cwd %s · %d more waiting ──\n", p.Seq, p.Worker, printableText(cwd), waiting)
+	fmt.Fprintf(tp.out, "\n── request #%d from %s, cwd %s · %d more waiting ──\n", p.Seq, p.Worker, safetext.Terminal(cwd), waiting)
 	id, err := tp.term.Ask(ctx, personQuestion(p))
 	if errors.Is(err, prompt.ErrDeclined) {
 		return "", nil // the worker is answered cancelled
@@ -151,18 +152,6 @@ func personQuestion(p leader.Prompt) prompt.Question {
 		q.Options = append(q.Options, prompt.Option{ID: o.OptionID, Name: o.Name, Kind: o.Kind})
 	}
 	return q
-}
-
-// printableText keeps a worker's words from steering the terminal.
-func printableText(s string) string {
-	out := []rune{}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			r = '\uFFFD'
-		}
-		out = append(out, r)
-	}
-	return string(out)
 }
 
 // leaderDecider runs the leader's plugins on a worker's question; nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/safetext"
 	"github.com/permhost/permhost/policy"
 )
 
@@ -81,6 +82,8 @@ func newEngine(ctx context.Context, cfg *config.Config, via string, logger *slog
 // mistakes are one a line) after prefix.
 func printError(w io.Writer, prefix string, err error) {
 	for line := range strings.SplitSeq(err.Error(), "\n") {
-		fmt.Fprintf(w, "%s: %s\n", prefix, line)
+		// An error may quote a plugin, an agent or a file: safetext
+		// renders each of its lines.
+		fmt.Fprintf(w, "%s: %s\n", prefix, safetext.Terminal(line))
 	}
 }

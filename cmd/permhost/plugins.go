@@ -10,6 +10,7 @@ import (
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/safetext"
 	"github.com/permhost/permhost/internal/stdplugins"
 	"github.com/permhost/permhost/sandbox"
 )
@@ -86,19 +87,21 @@ func runPlugins(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
+		// The version, description and keys are the plugin's words (or
+		// the compile cache's memory of them).
 		head := e.Path
 		if e.Version != "" {
-			head += " (version " + e.Version + ")"
+			head += " (version " + safetext.Terminal(e.Version) + ")"
 		}
 		fmt.Fprintln(stdout, head)
 		if e.Error != "" {
-			fmt.Fprintf(stdout, "  cannot describe itself: %s\n", e.Error)
+			fmt.Fprintf(stdout, "  cannot describe itself: %s\n", safetext.Terminal(e.Error))
 		} else if e.Description != "" {
-			fmt.Fprintf(stdout, "  %s\n", e.Description)
+			fmt.Fprintf(stdout, "  %s\n", safetext.Terminal(e.Description))
 		}
 		keys := "none declared"
 		if len(e.ConfigKeys) > 0 {
-			keys = strings.Join(e.ConfigKeys, ", ")
+			keys = safetext.Terminal(strings.Join(e.ConfigKeys, ", "))
 		}
 		fmt.Fprintf(stdout, "  config keys: %s\n", keys)
 		fmt.Fprintf(stdout, "  sha256 %s, %s\n", e.SHA256, byteSize(e.Bytes))

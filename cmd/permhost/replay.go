@@ -8,6 +8,7 @@ import (
 	"os"
 	"text/tabwriter"
 
+	"github.com/permhost/permhost/internal/safetext"
 	"github.com/permhost/permhost/policy"
 )
 
@@ -65,7 +66,7 @@ func runReplay(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return exitUsage
 	}
 
-	enc := json.NewEncoder(stdout)
+	enc := json.NewEncoder(jsonOut{stdout})
 	enc.SetEscapeHTML(false)
 	differs := false
 	for _, path := range fs.Args() {
@@ -77,12 +78,12 @@ func runReplay(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		lines, err := policy.ReadRecording(f)
 		f.Close()
 		if err != nil {
-			fmt.Fprintf(stderr, "permhost replay: %s: %v\n", path, err)
+			printError(stderr, "permhost replay: "+path, err)
 			return exitUsage
 		}
 		rows, notes, err := engine.Replay(ctx, lines)
 		if err != nil {
-			fmt.Fprintf(stderr, "permhost replay: %s: %v\n", path, err)
+			printError(stderr, "permhost replay: "+path, err)
 			return exitUsage
 		}
 		if !*asJSON {
@@ -113,7 +114,7 @@ func runReplay(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			if by == "" {
 				by = "-"
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Index, r.Kind, clip(r.Title, 40), r.Today, by, actual, mark)
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Index, cell(r.Kind), cell(clip(r.Title, 40)), cell(r.Today), cell(by), cell(actual), mark)
 		}
 		tw.Flush()
 		if *asJSON {
@@ -137,7 +138,7 @@ func runReplay(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 				if title == "" {
 					title = "-"
 				}
-				fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t\n", n.Index, n.Type, kind, title, n.What)
+				fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t\n", n.Index, cell(n.Type), cell(kind), cell(title), cell(n.What))
 			}
 			tw.Flush()
 		}
@@ -147,6 +148,10 @@ func runReplay(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	return exitOK
 }
+
+// cell is how a table cell shows text from a recording: the agent's, a
+// plugin's (a tab would break the table too).
+func cell(s string) string { return safetext.Terminal(s) }
 
 // clip shortens s to n runes for a table cell.
 func clip(s string, n int) string {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/permhost/permhost/acp"
+	"github.com/permhost/permhost/internal/safetext"
 	"github.com/permhost/permhost/policy"
 )
 
@@ -177,24 +178,29 @@ func modeNotice(e policy.LogEntry) (string, string) {
 	m := e.Mode
 	by := ""
 	if m.By != "" {
-		by = " (" + m.By + ")"
+		by = " (" + safetext.Terminal(m.By) + ")"
 	}
 	why := oneLine(e.Reason)
 	if m.Error != "" {
 		why += " (" + oneLine(m.Error) + ")"
 	}
+	from, to := safetext.Terminal(m.From), safetext.Terminal(m.To)
+	options := make([]string, len(m.Options))
+	for i, o := range m.Options {
+		options[i] = safetext.Terminal(o)
+	}
 	switch {
 	case m.Action == policy.ModeRemoveOptions:
-		return "", fmt.Sprintf("  options removed: %s (they switch to a mode that decides by itself)", strings.Join(m.Options, ", "))
+		return "", fmt.Sprintf("  options removed: %s (they switch to a mode that decides by itself)", strings.Join(options, ", "))
 	case e.Outcome == "switched" || e.Outcome == "reversed":
-		return m.To, fmt.Sprintf("• mode %s → %s by permhost%s: %s", m.From, m.To, by, why)
+		return m.To, fmt.Sprintf("• mode %s → %s by permhost%s: %s", from, to, by, why)
 	case m.Action == policy.ModeUngovernable:
 		// The run fails, saying why in its last line.
 		return m.From, ""
 	case m.Action == policy.ModeReverse:
-		return m.From, fmt.Sprintf("• mode %s: %s", m.From, why)
+		return m.From, fmt.Sprintf("• mode %s: %s", from, why)
 	}
-	return m.From, fmt.Sprintf("• mode %s → %s refused: %s", m.From, m.To, why)
+	return m.From, fmt.Sprintf("• mode %s → %s refused: %s", from, to, why)
 }
 
 // fsPath is the path (or a terminal's command) of a file request's entry:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/internal/prompt"
+	"github.com/permhost/permhost/internal/safetext"
 )
 
 // runPrinter shows a session's events: the transcript for a person (agent
@@ -36,7 +37,7 @@ func newRunPrinter(stdout, stderr io.Writer, asJSON bool) *runPrinter {
 	p := &runPrinter{stdout: stdout, stderr: stderr, status: map[string]string{}}
 	p.notices.wake, p.notices.quit = make(chan struct{}, 1), make(chan struct{})
 	if asJSON {
-		p.json = json.NewEncoder(stdout)
+		p.json = json.NewEncoder(jsonOut{stdout})
 		p.json.SetEscapeHTML(false)
 	}
 	o, ok1 := stdout.(*os.File)
@@ -68,7 +69,7 @@ func (p *runPrinter) show(ev acp.Event) {
 	case acp.EventText:
 		p.endThought()
 		if ev.Text != "" {
-			io.WriteString(p.stdout, ev.Text)
+			io.WriteString(p.stdout, safetext.TerminalLines(ev.Text))
 			p.midText = !strings.HasSuffix(ev.Text, "\n")
 		}
 	case acp.EventThought:
@@ -86,7 +87,7 @@ func (p *runPrinter) show(ev acp.Event) {
 		tc := ev.ToolCall
 		if tc.Status != "" && tc.Status != p.status[tc.ID] {
 			p.status[tc.ID] = tc.Status
-			p.line(fmt.Sprintf("  %s → %s", title(tc.Title, tc.ID), tc.Status))
+			p.line(fmt.Sprintf("  %s → %s", title(tc.Title, tc.ID), safetext.Terminal(tc.Status)))
 		}
 		if tc.Status == "completed" || tc.Status == "failed" {
 			delete(p.status, tc.ID)
@@ -100,12 +101,12 @@ func (p *runPrinter) show(ev acp.Event) {
 			verb = "write"
 		}
 		if f.Error != "" {
-			p.line(fmt.Sprintf("  fs %s %s refused: %s", verb, f.Path, f.Error))
+			p.line(fmt.Sprintf("  fs %s %s refused: %s", verb, oneLine(f.Path), oneLine(f.Error)))
 		} else {
-			p.line(fmt.Sprintf("  fs %s %s (%s)", verb, f.Path, count(f.Bytes, "byte")))
+			p.line(fmt.Sprintf("  fs %s %s (%s)", verb, oneLine(f.Path), count(f.Bytes, "byte")))
 		}
 	case acp.EventMode:
-		p.line("• mode " + ev.Mode)
+		p.line("• mode " + safetext.Terminal(ev.Mode))
 	}
 }
 
@@ -119,7 +120,7 @@ func permissionLine(pe *acp.PermissionEvent) string {
 		if strings.HasPrefix(pe.OptionKind, "reject") {
 			verb = "rejected"
 		}
-		fmt.Fprintf(&b, "%s: %q (%s)", verb, pe.OptionName, pe.OptionKind)
+		fmt.Fprintf(&b, "%s: \"%s\" (%s)", verb, safetext.Terminal(pe.OptionName), safetext.Terminal(pe.OptionKind))
 	} else {
 		b.WriteString("cancelled")
 	}
@@ -143,12 +144,12 @@ func who(decidedBy string) string {
 	case "cancel", "":
 		return "cancellation"
 	}
-	return "plugin " + decidedBy
+	return "plugin " + safetext.Terminal(decidedBy)
 }
 
 func title(t, id string) string {
 	if t == "" {
-		return id
+		return safetext.Terminal(id)
 	}
 	return oneLine(t)
 }
@@ -157,28 +158,23 @@ func kind(k string) string {
 	if k == "" {
 		return ""
 	}
-	return " [" + k + "]"
+	return " [" + safetext.Terminal(k) + "]"
 }
 
 func state(s string) string {
 	if s == "" {
 		return ""
 	}
-	return " (" + s + ")"
+	return " (" + safetext.Terminal(s) + ")"
 }
 
-// oneLine keeps an agent's text from breaking or steering stderr.
+// oneLine shows an agent's or a plugin's text on a status line: its line
+// breaks and tabs as spaces, the rest as safetext renders it.
 func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\r' || r == '\t':
-			return ' '
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			return '�'
-		}
-		return r
-	}, s)
+	return safetext.Terminal(spaces.Replace(s))
 }
+
+var spaces = strings.NewReplacer("\r\n", " ", "\n", " ", "\t", " ")
 
 // line prints a status line on stderr, on a line of its own. p.mu is held.
 func (p *runPrinter) line(s string) {
@@ -188,7 +184,9 @@ func (p *runPrinter) line(s string) {
 		p.midText = false
 	}
 	if s != "" {
-		fmt.Fprintln(p.stderr, s)
+		// The fields are rendered already; this catches the rest (an
+		// error's text may quote the agent). Rendering is idempotent.
+		fmt.Fprintln(p.stderr, safetext.TerminalLines(s))
 	}
 }
 
@@ -234,5 +232,5 @@ func (p *runPrinter) stopped(reason string) {
 	if p.unasked > 0 {
 		unasked = ", " + count(p.unasked, "tool call") + " run unasked"
 	}
-	p.line(fmt.Sprintf("permhost run: turn ended: %s (%s, %s%s)", reason, count(p.tools, "tool call"), count(p.decisions, "permission decision"), unasked))
+	p.line(fmt.Sprintf("permhost run: turn ended: %s (%s, %s%s)", safetext.Terminal(reason), count(p.tools, "tool call"), count(p.decisions, "permission decision"), unasked))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/safetext"
 	"github.com/permhost/permhost/internal/stdplugins"
 	"github.com/permhost/permhost/policy"
 )
@@ -77,12 +78,13 @@ func runTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 				if r.Pass {
 					passed++
 					if *verbose {
-						fmt.Fprintf(stdout, "ok   %s: %s (%s)\n", r.File, r.Name, r.Duration.Round(10_000))
+						fmt.Fprintf(stdout, "ok   %s: %s (%s)\n", safetext.Terminal(r.File), safetext.Terminal(r.Name), r.Duration.Round(10_000))
 					}
 					continue
 				}
 				failed++
-				fmt.Fprintf(stdout, "FAIL %s: %s: %s\n", r.File, r.Name, r.Problem)
+				// The problem quotes the plugins' verdicts.
+				fmt.Fprintf(stdout, "FAIL %s: %s: %s\n", safetext.Terminal(r.File), safetext.Terminal(r.Name), safetext.Terminal(r.Problem))
 			}
 		}
 	}

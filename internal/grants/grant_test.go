@@ -346,6 +346,10 @@ func TestOffers(t *testing.T) {
 		{"a dynamic command: none", shellRequest("s1", proj, "", "rm -rf $X"), nil},
 		{"a command with a backquote: none", shellRequest("s1", proj, "", "echo `date`"), nil},
 		{"a two-line script: none", shellRequest("s1", proj, "", "ls\nrm x"), nil},
+		{"a bidi override in the command: none", shellRequest("s1", proj, "", "echo \u202etxt.exe"), nil},
+		{"a zero-width space in the command: none", shellRequest("s1", proj, "", "rm a\u200bb"), nil},
+		{"a bidi override in the directory: none", shellRequest("s1", proj, proj+"/s\u202eub", "make"), nil},
+		{"a bidi override in a file: none", editRequest("s1", proj, "/tmp/a\u202etxt.exe"), nil},
 		{"a long command: none", shellRequest("s1", proj, "", "echo "+strings.Repeat("a", 300)), nil},
 		{"files outside the project", editRequest("s1", proj, "/tmp/a.txt"), []string{
 			"Allow edits to `/tmp/a.txt` for this session", "Allow edits to `/tmp/a.txt` in this project"}},

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/safetext"
 )
 
 // Offer is one option permhost adds to a request: choosing it records
@@ -139,6 +139,9 @@ func commandGrant(req abi.Request, project string) (Grant, string, bool) {
 	}
 	what := "`" + src + "` (exact command)"
 	if g.Cwd != project {
+		if !showable(shown(g.Cwd, project)) {
+			return Grant{}, "", false
+		}
 		what = "`" + src + "` (exact command, run in `" + shown(g.Cwd, project) + "`)"
 	}
 	return g, what, true
@@ -205,14 +208,11 @@ func shown(p, project string) string {
 }
 
 // showable reports whether s can stand in an option's name between
-// backquotes as it is: one line, no backquote, no control character.
+// backquotes as it is: one line, no backquote, nothing safetext would
+// show escaped (a control character, a bidi override that would show the
+// command reversed, a zero-width character, invalid UTF-8).
 func showable(s string) bool {
-	for _, r := range s {
-		if r == '`' || unicode.IsControl(r) || r == unicode.ReplacementChar {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsAny(s, "`\uFFFD") && safetext.Terminal(s) == s
 }
 
 // String describes the grant in one line, for people.

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/internal/jsontext"
+	"github.com/permhost/permhost/internal/safetext"
 )
 
 // Version is the major version of the wire format. A message of another
@@ -73,30 +73,19 @@ type Worker struct {
 }
 
 // String names the worker for a person and for decision logs. The
-// worker's own words are stripped of control characters: they end up on a
-// terminal.
+// worker's own words are rendered by safetext: they end up on a terminal.
 func (w Worker) String() string {
 	s := fmt.Sprintf("worker pid %d", w.PID)
 	if w.Name != "" {
-		s = fmt.Sprintf("worker %s (pid %d)", printable(w.Name), w.PID)
+		s = fmt.Sprintf("worker %s (pid %d)", safetext.Terminal(w.Name), w.PID)
 	}
 	if w.Agent != "" {
-		s += ", agent " + printable(w.Agent)
+		s += ", agent " + safetext.Terminal(w.Agent)
 	}
 	if w.Session != "" {
-		s += ", session " + printable(w.Session)
+		s += ", session " + safetext.Terminal(w.Session)
 	}
 	return s
-}
-
-// printable replaces control characters with U+FFFD.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return utf8.RuneError
-		}
-		return r
-	}, s)
 }
 
 // Explanation is what one plugin said about a request, shown to the person.
@@ -171,7 +160,7 @@ func (l Leader) String() string {
 	if l.Socket == "" {
 		return fmt.Sprintf("leader pid %d", l.PID)
 	}
-	return fmt.Sprintf("leader pid %d at %s", l.PID, l.Socket)
+	return fmt.Sprintf("leader pid %d at %s", l.PID, safetext.Terminal(l.Socket))
 }
 
 // message is every message of the wire format; Type says which fields

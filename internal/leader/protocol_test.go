@@ -116,7 +116,8 @@ func TestWorkerString(t *testing.T) {
 	}{
 		{Worker{PID: 12}, "worker pid 12"},
 		{Worker{PID: 12, Agent: "codex-acp", Session: "s1"}, "worker pid 12, agent codex-acp, session s1"},
-		{Worker{PID: 12, Name: "ci-3", Session: "s\x1b[2J"}, "worker ci-3 (pid 12), session s\uFFFD[2J"},
+		{Worker{PID: 12, Name: "ci-3", Session: "s\x1b[2J"}, `worker ci-3 (pid 12), session s\x1b[2J`},
+		{Worker{PID: 13, Name: "ci\u202e4", Agent: "a\u200b\xff"}, `worker ci\u202e4 (pid 13), agent a\u200b\xff`},
 	}
 	for _, tt := range tests {
 		if got := tt.w.String(); got != tt.want {

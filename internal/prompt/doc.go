@@ -1,6 +1,8 @@
 // Package prompt asks the person at a terminal to choose one of the options
 // of a permission request: the title, the command or paths, the plugins'
-// explanations and risk, and one key per offered option.
+// explanations and risk, and one key per offered option. Every field is
+// the agent's, a worker's or a plugin's, and is shown as
+// [github.com/permhost/permhost/internal/safetext.Terminal] renders it.
 //
 // Keys pressed within the grace period after the question appears (default
 // 200 ms) are ignored, and so is anything typed before it appeared, so that

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/permhost/permhost/internal/safetext"
 )
 
 // DefaultGrace is how long after a question appears keypresses are ignored.
@@ -162,7 +164,7 @@ func (t *Terminal) Ask(ctx context.Context, q Question) (string, error) {
 		for _, k := range chunk {
 			if i := strings.IndexByte(keys, k); i >= 0 && i < len(q.Options) {
 				o := q.Options[i]
-				fmt.Fprintf(t.out, "%c\r\n  → %s\r\n", k, label(o))
+				fmt.Fprintf(t.out, "%c\r\n  → %s\r\n", k, safetext.Terminal(label(o)))
 				return o.ID, nil
 			}
 		}
@@ -177,7 +179,8 @@ func label(o Option) string {
 }
 
 // render formats the question for a terminal in cbreak mode ("\r\n" line
-// ends, no colours: the output may be a log).
+// ends, no colours: the output may be a log). Every field is the agent's,
+// a worker's or a plugin's, and goes through safetext.
 func render(q Question) string {
 	var b strings.Builder
 	line := func(format string, args ...any) {
@@ -190,16 +193,16 @@ func render(q Question) string {
 		title = "(untitled tool call)"
 	}
 	if q.Kind != "" {
-		line("permission requested [%s]: %s", q.Kind, clean(title))
+		line("permission requested [%s]: %s", text(q.Kind), text(title))
 	} else {
-		line("permission requested: %s", clean(title))
+		line("permission requested: %s", text(title))
 	}
 	if q.Command != "" {
 		for i, l := range strings.Split(strings.TrimRight(q.Command, "\n"), "\n") {
 			if i == 0 {
-				line("  command: %s", clean(l))
+				line("  command: %s", text(l))
 			} else {
-				line("           %s", clean(l))
+				line("           %s", text(l))
 			}
 		}
 	}
@@ -208,27 +211,27 @@ func render(q Question) string {
 		if p.Outside {
 			where = " (outside the project)"
 		}
-		line("  %-5s %s%s", p.Access, clean(p.Path), where)
+		line("  %-5s %s%s", text(p.Access), text(p.Path), where)
 	}
 	for _, x := range q.Explanations {
 		risk := ""
 		if x.RiskLevel != "" {
-			risk = " [" + strings.ToUpper(x.RiskLevel) + " risk]"
+			risk = " [" + text(strings.ToUpper(x.RiskLevel)) + " risk]"
 		}
-		text := x.Summary
+		summary := x.Summary
 		if x.Risk != "" {
-			text += " Risk: " + x.Risk
+			summary += " Risk: " + x.Risk
 		}
-		if text == "" {
-			text = x.Reason
+		if summary == "" {
+			summary = x.Reason
 		}
-		line("  %s%s: %s", clean(x.Plugin), risk, clean(text))
+		line("  %s%s: %s", text(x.Plugin), risk, text(summary))
 	}
 	if q.Reason != "" {
-		line("  why you are asked: %s", clean(q.Reason))
+		line("  why you are asked: %s", text(q.Reason))
 	}
 	for i, o := range q.Options {
-		line("  [%c] %s (%s)", keys[i], clean(label(o)), o.Kind)
+		line("  [%c] %s (%s)", keys[i], text(label(o)), text(o.Kind))
 	}
 	hint := "  Esc: decline"
 	if !q.Deadline.IsZero() {
@@ -236,20 +239,12 @@ func render(q Question) string {
 		if expiry == "" {
 			expiry = "no answer"
 		}
-		hint += fmt.Sprintf(" · %s at %s", expiry, q.Deadline.Format("15:04:05"))
+		hint += fmt.Sprintf(" · %s at %s", text(expiry), q.Deadline.Format("15:04:05"))
 	}
 	line("%s", hint)
 	b.WriteString("  choice: ")
 	return b.String()
 }
 
-// clean keeps control characters an agent put in a title or command from
-// steering the terminal.
-func clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '�'
-		}
-		return r
-	}, s)
-}
+// text is how render shows a field: on one line, escaped.
+func text(s string) string { return safetext.Terminal(s) }

@@ -8,7 +8,8 @@
 // claude-agent-acp's options, the tool's result, the stop reason), "crash"
 // (exit 3 mid-turn), "wait-cancel" (ask, then wait for session/cancel and
 // stop "cancelled" without waiting for the answer, as claude-agent-acp
-// does), "stubborn" (ignore session/cancel). -read sends fs/read_text_file
+// does), "stubborn" (ignore session/cancel), "hostile" (ask, with terminal
+// escapes, bidi and zero-width characters in every field a person sees). -read sends fs/read_text_file
 // for PATH first and reports the answer as agent text. Every line received
 // is appended to the report file.
 package main
@@ -99,6 +100,11 @@ func main() {
 	}
 }
 
+// hostile is what the "hostile" mode appends to every field: a terminal
+// title (OSC), a screen clear (CSI), a bell, a bidi override, a zero-width
+// space, a line separator and a carriage return.
+const hostile = "\x1b]2;pwned\x07\x1b[2J\u202e\u200b\u2028\r"
+
 func turn(promptID json.RawMessage, sid, stop, mode, read string) {
 	if read != "" {
 		send(`{"jsonrpc":"2.0","id":"read-1","method":"fs/read_text_file","params":{"sessionId":%q,"path":%q}}`, sid, read)
@@ -118,12 +124,21 @@ func turn(promptID json.RawMessage, sid, stop, mode, read string) {
 			}
 		}
 	}
-	update(sid, `{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Cleaning up.\n"}}`)
+	text, title, kind, command := "Cleaning up.\n", "rm -rf build", "execute", "rm -rf build"
+	names, kinds := []string{"Always Allow", "Allow", "Reject"}, []string{"allow_always", "allow_once", "reject_once"}
+	if mode == "hostile" {
+		h := func(field string) string { return field + hostile }
+		text, title, kind, command = h("text")+"\n", h("title"), h("kind"), h("command")
+		names, kinds = []string{h("name1"), h("name2"), h("name3")}, []string{h("kind1"), h("kind2"), h("kind3")}
+	}
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	update(sid, fmt.Sprintf(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":%s}}`, q(text)))
 	if mode == "crash" {
 		os.Exit(3)
 	}
-	update(sid, `{"sessionUpdate":"tool_call","toolCallId":"toolu_1","title":"rm -rf build","kind":"execute","status":"pending","rawInput":{"command":"rm -rf build"}}`)
-	send(`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":%q,"toolCall":{"toolCallId":"toolu_1","title":"rm -rf build","kind":"execute","rawInput":{"command":"rm -rf build","description":"Remove build dir"}},"options":[{"optionId":"allow_always","name":"Always Allow","kind":"allow_always"},{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}}`, sid)
+	update(sid, fmt.Sprintf(`{"sessionUpdate":"tool_call","toolCallId":"toolu_1","title":%s,"kind":%s,"status":"pending","rawInput":{"command":%s}}`, q(title), q(kind), q(command)))
+	send(`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":%q,"toolCall":{"toolCallId":"toolu_1","title":%s,"kind":%s,"rawInput":{"command":%s,"description":"Remove build dir"}},"options":[{"optionId":"allow_always","name":%s,"kind":%s},{"optionId":"allow","name":%s,"kind":%s},{"optionId":"reject","name":%s,"kind":%s}]}}`,
+		sid, q(title), q(kind), q(command), q(names[0]), q(kinds[0]), q(names[1]), q(kinds[1]), q(names[2]), q(kinds[2]))
 	for {
 		m := next()
 		switch {
