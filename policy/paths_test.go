@@ -70,13 +70,15 @@ func TestRequestPathsResolved(t *testing.T) {
 // TestStandardProtectSecretsSeesResolved: the embedded protect-secrets
 // refuses a symlink to .env and a k/../.ssh/config whose k leads to the
 // home directory, which read as harmless project files once cleaned.
+// The first decision waits for the compile however long it takes: a cold
+// compile under -race on a loaded machine can pass the default load_wait.
 func TestStandardProtectSecretsSeesResolved(t *testing.T) {
 	home, proj := attackTree(t)
 	sum, err := stdplugins.SHA256("protect-secrets")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse([]byte(fmt.Sprintf("[[plugin]]\npath = \"std:protect-secrets\"\nsha256 = %q\ntimeout = \"10s\"\n", sum)), "permhost.toml", t.TempDir())
+	cfg, err := config.Parse([]byte(fmt.Sprintf("load_wait = \"10m\"\n[[plugin]]\npath = \"std:protect-secrets\"\nsha256 = %q\ntimeout = \"10s\"\n", sum)), "permhost.toml", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
