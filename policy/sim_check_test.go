@@ -48,10 +48,13 @@ func (r *simRun) check() []simViolation {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := slices.Clone(r.violations)
-	for _, w := range r.stuck {
-		out = append(out, simViolation{Invariant: "d", Behaviour: r.behaviourAll(), What: "stuck waiting for " + w})
+	if len(r.stuck) > 0 {
+		// Once stuck, every later wait gives up at once: the first is
+		// what the run stuck on, and the answers the agent lacks are
+		// not counted again.
+		out = append(out, simViolation{Invariant: "d", Behaviour: r.behaviourAll(), What: "stuck waiting for " + r.stuck[0]})
 	}
-	died := r.agentDead || r.editorDead
+	died := r.agentDead || r.editorDead || len(r.stuck) > 0
 	entries := map[string][]simEntry{}
 	for _, line := range bytes.Split(r.log.Bytes(), []byte("\n")) {
 		var e simEntry

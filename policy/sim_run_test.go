@@ -25,9 +25,11 @@ import (
 // (a request reaching the editor, an answer reaching the agent), never on
 // the clock.
 
-// simStuck bounds one wait of the driver: past it the run is reported
-// stuck (a liveness failure), not retried.
-const simStuck = 3 * time.Second
+// simStuck is how long a run may go without progress (no message
+// received by a peer, no plugin called) while the driver waits: past it
+// the run is reported stuck (a liveness failure). It bounds silence, not
+// the run, so a loaded machine slows runs without making them stuck.
+const simStuck = 2 * time.Second
 
 // simMsg is one message's fields.
 type simMsg struct {
@@ -76,7 +78,9 @@ type simRun struct {
 	s    *simScript
 	mu   sync.Mutex
 	cond *sync.Cond
-	ctx  context.Context // ends when a wait is stuck
+	ctx  context.Context // ends when the run is stuck
+	// progress counts changes; the watchdog ends ctx when it stays put.
+	progress uint64
 
 	agentW, editorW *simWire
 	agentInR        *io.PipeReader // what the agent reads
@@ -125,7 +129,36 @@ func newSimRun(s *simScript) *simRun {
 }
 
 // changed wakes the waits; mu is held.
-func (r *simRun) changed() { r.cond.Broadcast() }
+func (r *simRun) changed() { r.progress++; r.cond.Broadcast() }
+
+// watchdog ends the run's context once progress stays put for simStuck,
+// waking the waits; it returns when done is closed.
+func (r *simRun) watchdog(cancel context.CancelFunc, done <-chan struct{}) {
+	tick := time.NewTicker(simStuck / 4)
+	defer tick.Stop()
+	last, still := uint64(0), 0
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		r.mu.Lock()
+		p := r.progress
+		r.mu.Unlock()
+		if p != last {
+			last, still = p, 0
+			continue
+		}
+		if still++; still >= 4 {
+			cancel()
+			r.mu.Lock()
+			r.cond.Broadcast()
+			r.mu.Unlock()
+			return
+		}
+	}
+}
 
 // waitUntil waits until ok (called with mu held) holds or a peer died; it
 // reports false, recording what it waited for, when stuck.
@@ -134,7 +167,7 @@ func (r *simRun) waitUntil(what string, ok func() bool) bool {
 	defer r.mu.Unlock()
 	for !ok() && !r.agentDead && !r.editorDead {
 		if r.ctx.Err() != nil {
-			r.stuck = append(r.stuck, what)
+			r.stuck = append(r.stuck, what+" ("+r.missingLocked()+")")
 			return false
 		}
 		r.cond.Wait()
@@ -152,6 +185,7 @@ func (r *simRun) plugin() host.Member {
 		_ = json.Unmarshal(req.ToolCall.RawInput, &in)
 		tc := req.ToolCall.ID
 		r.mu.Lock()
+		r.progress++
 		ch, hold := r.holds[tc]
 		if hold && !r.released[tc] && !r.releaseAll {
 			r.holding[tc] = true
@@ -216,11 +250,12 @@ func (r *simRun) run(grantsFile string) {
 	r.agentInR, r.clientOutR = agentInR, clientOutR
 	r.agentW = newSimWire(agentOutW, r.s.Config.Wire)
 	r.editorW = newSimWire(clientInW, r.s.Config.Wire^1)
-	ctx, cancel := context.WithTimeout(context.Background(), simStuck)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r.ctx = ctx
-	stopWake := context.AfterFunc(ctx, func() { r.mu.Lock(); r.changed(); r.mu.Unlock() })
-	defer stopWake()
+	watched := make(chan struct{})
+	defer close(watched)
+	go r.watchdog(cancel, watched)
 
 	var readers, responders sync.WaitGroup
 	readers.Add(2)
@@ -317,6 +352,27 @@ func (r *simRun) allAnsweredLocked() bool {
 		}
 	}
 	return true
+}
+
+// missingLocked lists the requests without their answers.
+func (r *simRun) missingLocked() string {
+	count := map[string]int{}
+	for _, q := range r.aReqs {
+		count[q.id]++
+	}
+	var out []string
+	for _, q := range r.aReqs {
+		if n := len(r.aAnswers[q.id]); n < count[q.id] {
+			out = append(out, fmt.Sprintf("agent %s %s %s: %d of %d answers", q.method, q.id, q.tc, n, count[q.id]))
+			count[q.id] = -1
+		}
+	}
+	for _, id := range r.eReqOrder {
+		if r.eReqs[id] == 0 {
+			out = append(out, "editor request "+id+" unanswered")
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // answeredLocked reports whether the agent has the answer to permission

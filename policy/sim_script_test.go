@@ -134,7 +134,7 @@ func generate(seed uint64) *simScript {
 		ss := simSession{ID: fmt.Sprintf("s%d", i+1), Mode: simModes[r.IntN(len(simModes))], RefuseSwitch: r.IntN(8) == 0}
 		s.Sessions = append(s.Sessions, ss)
 	}
-	steps := 20 + r.IntN(40)
+	steps := 10 + r.IntN(25)
 	created := 0
 	for range steps {
 		if created < nSessions && (created == 0 || r.IntN(6) == 0) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestSimulation is the deterministic simulation of permhost's mediation
@@ -71,20 +72,25 @@ func TestSimulation(t *testing.T) {
 	replay := len(scripts) == 1
 
 	type result struct {
-		s  *simScript
-		vs []simViolation
+		s     *simScript
+		vs    []simViolation
+		stuck bool
 	}
 	results := make([]result, len(scripts))
 	work := make(chan int)
 	var wg sync.WaitGroup
 	// A run mostly waits on pipes (and a stuck one on its bound): more
 	// runs than CPUs keep them busy.
-	for range max(16, 4*runtime.GOMAXPROCS(0)) {
+	for range max(32, 16*runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
 			for i := range work {
 				r := newSimRun(scripts[i])
+				start := time.Now()
 				r.run(filepath.Join(t.TempDir(), "grants.json"))
-				results[i] = result{scripts[i], r.check()}
+				if d := time.Since(start); d > 5*time.Second {
+					t.Logf("seed %d took %v", scripts[i].Seed, d)
+				}
+				results[i] = result{scripts[i], r.check(), len(r.stuck) > 0}
 				if replay {
 					r.transcript(t)
 				}
@@ -98,8 +104,11 @@ func TestSimulation(t *testing.T) {
 	wg.Wait()
 
 	known := map[string]int{}
-	failed := 0
+	failed, stuck := 0, 0
 	for _, res := range results {
+		if res.stuck {
+			stuck++
+		}
 		var unknown []simViolation
 		for _, v := range res.vs {
 			if item, ok := knownBug(v); ok && !replay {
@@ -136,7 +145,7 @@ func TestSimulation(t *testing.T) {
 	for _, k := range keys {
 		t.Logf("%s: %d violations", k, known[k])
 	}
-	t.Logf("%d scripts run, %d failed", len(scripts), failed)
+	t.Logf("%d scripts run, %d stuck, %d failed", len(scripts), stuck, failed)
 }
 
 var (
