@@ -163,6 +163,10 @@ func (r *simRun) watchdog(cancel context.CancelFunc, done <-chan struct{}) {
 // waitUntil waits until ok (called with mu held) holds or a peer died; it
 // reports false, recording what it waited for, when stuck.
 func (r *simRun) waitUntil(what string, ok func() bool) bool {
+	// Nothing waits while a peer holds bytes back: what it waits for may
+	// need them.
+	r.agentW.flush()
+	r.editorW.flush()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for !ok() && !r.agentDead && !r.editorDead {

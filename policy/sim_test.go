@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -103,7 +104,21 @@ func TestSimulation(t *testing.T) {
 	close(work)
 	wg.Wait()
 
-	known := map[string]int{}
+	type tally struct {
+		n     int
+		seeds []uint64 // the first few
+	}
+	known := map[string]*tally{}
+	count := func(k string, seed uint64) {
+		c := known[k]
+		if c == nil {
+			c = &tally{}
+			known[k] = c
+		}
+		if c.n++; len(c.seeds) < 5 && !slices.Contains(c.seeds, seed) {
+			c.seeds = append(c.seeds, seed)
+		}
+	}
 	failed, stuck := 0, 0
 	for _, res := range results {
 		if res.stuck {
@@ -112,11 +127,11 @@ func TestSimulation(t *testing.T) {
 		var unknown []simViolation
 		for _, v := range res.vs {
 			if item, ok := knownBug(v); ok && !replay {
-				known[fmt.Sprintf("%s/%s (issue #19 %s)", v.Invariant, v.Behaviour, item)]++
+				count(fmt.Sprintf("%s/%s (issue #19: %s)", v.Invariant, v.Behaviour, item), res.s.Seed)
 				continue
 			}
 			unknown = append(unknown, v)
-			known[fmt.Sprintf("%s/%s (not known: fails)", v.Invariant, v.Behaviour)]++
+			count(fmt.Sprintf("%s/%s (not known: fails)", v.Invariant, v.Behaviour), res.s.Seed)
 		}
 		if len(unknown) == 0 {
 			continue
@@ -143,7 +158,7 @@ func TestSimulation(t *testing.T) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		t.Logf("%s: %d violations", k, known[k])
+		t.Logf("%s: %d violations, seeds %v", k, known[k].n, known[k].seeds)
 	}
 	t.Logf("%d scripts run, %d stuck, %d failed", len(scripts), stuck, failed)
 }
