@@ -218,32 +218,23 @@ func (r *simRun) behaviourOf(qs ...*simAgentReq) string {
 			return "id-reuse-" + q.reuse
 		}
 	}
+	// session/cancel before the editor's answer (or, for a request the
+	// plugins decided, at all) turns the answer into cancelled.
 	for _, q := range qs {
-		if as := r.eAnswers[q.tc]; len(as) > 0 && as[0].how != howValid {
-			return "answer-" + as[0].how
+		as := r.eAnswers[q.tc]
+		if (len(as) > 0 && as[0].cancels > 0) || (len(as) == 0 && r.cancels[q.session] > 0) {
+			return "session-cancelled"
 		}
 	}
 	for _, q := range qs {
-		if r.sessionCancelledLocked(q.session) {
-			return "session-cancelled"
+		if as := r.eAnswers[q.tc]; len(as) > 0 && as[0].how != howValid {
+			return "answer-" + as[0].how
 		}
 	}
 	if r.s.Config.Strategy == config.StrategyRace {
 		return "race"
 	}
 	return ""
-}
-
-// sessionCancelledLocked: the editor sent session/cancel for session sid.
-func (r *simRun) sessionCancelledLocked(sid string) bool {
-	for _, as := range r.eAnswers {
-		for _, a := range as {
-			if a.how == howCancel && a.session == sid {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // behaviourAll is behaviourOf every request of the run.

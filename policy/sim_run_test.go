@@ -67,8 +67,11 @@ type simShown struct {
 
 // simAnswer is an answer the editor sent to a permission request.
 type simAnswer struct {
-	how      string
-	session  string
+	how     string
+	session string
+	// cancels is how many session/cancel of its session the editor had
+	// sent before this answer.
+	cancels  int
 	outcome  string // selected, cancelled, error, or "" for an invalid one
 	optionID string
 }
@@ -104,6 +107,7 @@ type simRun struct {
 	eAnswers  map[string][]simAnswer // by tool call id
 	eReqs     map[string]int         // the editor's requests: responses received
 	eReqOrder []string
+	cancels   map[string]int // session/cancel sent, per session
 	seen      map[string]int // the highest mode epoch the editor saw, per session
 
 	// The plugin's holds, by tool call id.
@@ -121,7 +125,7 @@ type simRun struct {
 func newSimRun(s *simScript) *simRun {
 	r := &simRun{s: s,
 		aAnswers: map[string][][]byte{}, mode: map[string]string{}, epoch: map[string]int{}, refused: map[string]bool{},
-		eOut: map[string]string{}, eShown: map[string]*simShown{}, eAnswers: map[string][]simAnswer{}, eReqs: map[string]int{}, seen: map[string]int{},
+		eOut: map[string]string{}, eShown: map[string]*simShown{}, eAnswers: map[string][]simAnswer{}, eReqs: map[string]int{}, seen: map[string]int{}, cancels: map[string]int{},
 		holds: map[string]chan struct{}{}, holding: map[string]bool{}, released: map[string]bool{},
 		agentQ: make(chan []byte, 1<<14), editorQ: make(chan []byte, 1<<14), log: &logBuffer{}}
 	r.cond = sync.NewCond(&r.mu)
@@ -768,7 +772,7 @@ func (r *simRun) editorAnswer(sh *simShown, st *simStep) {
 			if len(r.eAnswers[sh.tc]) == 0 {
 				delete(r.eOut, id)
 			}
-			a.session = sh.session
+			a.session, a.cancels = sh.session, r.cancels[sh.session]
 			r.eAnswers[sh.tc] = append(r.eAnswers[sh.tc], a)
 			return []byte(line)
 		}, true)
@@ -798,6 +802,9 @@ func (r *simRun) editorAnswer(sh *simShown, st *simStep) {
 		send(fmt.Sprintf(`[{"jsonrpc":"2.0","method":"_sim/note","params":{"tc":%q}},%s]`, sh.tc, selected(opt)), valid)
 	case howCancel:
 		r.editorW.send(func() []byte {
+			r.mu.Lock()
+			r.cancels[sh.session]++
+			r.mu.Unlock()
 			return fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`, sh.session)
 		}, true)
 		send(selected(opt), valid)
