@@ -331,14 +331,24 @@ func (r *simRun) finish() {
 	r.editorW.close()
 }
 
-// unansweredShownLocked are the permission requests outstanding at the
-// editor that it has not answered.
+// unansweredShownLocked are the permission requests shown to the editor
+// that it has not answered and the agent has no answer to. (Not what is
+// outstanding by id: with an id the agent reused, the editor may hold two
+// requests under it.)
 func (r *simRun) unansweredShownLocked() []*simShown {
 	var out []*simShown
 	for _, sh := range r.eShown {
-		if r.eOut[idKeyOf(sh.id)] == acp.MethodRequestPermission && len(r.eAnswers[sh.tc]) == 0 {
-			out = append(out, sh)
+		if len(r.eAnswers[sh.tc]) > 0 {
+			continue
 		}
+		var n int
+		if _, err := fmt.Sscanf(sh.tc, "tc-%d", &n); err == nil && r.answeredLocked(n) {
+			continue
+		}
+		if n == 0 && r.eOut[idKeyOf(sh.id)] != acp.MethodRequestPermission {
+			continue // permhost's own (an approval), withdrawn or answered
+		}
+		out = append(out, sh)
 	}
 	return out
 }
