@@ -94,7 +94,9 @@ func (r *simRun) check() []simViolation {
 			if i >= len(as) || q.method != acp.MethodRequestPermission {
 				continue
 			}
-			out = append(out, r.checkAnswer(q, as[i], entries[q.tc])...)
+			// The behaviour of every request under the id: the one
+			// that reused it may be the cause.
+			out = append(out, r.checkAnswer(q, as[i], entries[q.tc], r.behaviourOf(qs...))...)
 		}
 	}
 	out = append(out, r.checkStream("f", "editor→agent", r.editorW.sent, r.aGot, func(m simMsg, _ []byte) bool {
@@ -120,10 +122,10 @@ func (r *simRun) check() []simViolation {
 
 // checkAnswer is (a) and (c) for the agent's answer to permission request
 // q.
-func (r *simRun) checkAnswer(q *simAgentReq, ans []byte, entries []simEntry) []simViolation {
+func (r *simRun) checkAnswer(q *simAgentReq, ans []byte, entries []simEntry, behaviour string) []simViolation {
 	var out []simViolation
 	bad := func(inv, format string, args ...any) {
-		out = append(out, simViolation{Invariant: inv, Req: q.n, Behaviour: r.behaviourOf(q), What: fmt.Sprintf("request %d (id %s, %s): ", q.n, q.id, q.tc) + fmt.Sprintf(format, args...)})
+		out = append(out, simViolation{Invariant: inv, Req: q.n, Behaviour: behaviour, What: fmt.Sprintf("request %d (id %s, %s): ", q.n, q.id, q.tc) + fmt.Sprintf(format, args...)})
 	}
 	var a struct {
 		Result *struct {

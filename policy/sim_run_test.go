@@ -97,6 +97,9 @@ type simRun struct {
 	mode     map[string]string
 	epoch    map[string]int
 	refused  map[string]bool // the agent refused permhost's switch in this session
+	// modeBy says who put the session in its mode: start, agent (its own
+	// update), editor or permhost (a set_mode the agent accepted).
+	modeBy   map[string]string
 	lastOwn  string
 	sessionN int
 
@@ -124,7 +127,7 @@ type simRun struct {
 
 func newSimRun(s *simScript) *simRun {
 	r := &simRun{s: s,
-		aAnswers: map[string][][]byte{}, mode: map[string]string{}, epoch: map[string]int{}, refused: map[string]bool{},
+		aAnswers: map[string][][]byte{}, mode: map[string]string{}, epoch: map[string]int{}, refused: map[string]bool{}, modeBy: map[string]string{},
 		eOut: map[string]string{}, eShown: map[string]*simShown{}, eAnswers: map[string][]simAnswer{}, eReqs: map[string]int{}, seen: map[string]int{}, cancels: map[string]int{},
 		holds: map[string]chan struct{}{}, holding: map[string]bool{}, released: map[string]bool{},
 		agentQ: make(chan []byte, 1<<14), editorQ: make(chan []byte, 1<<14), log: &logBuffer{}}
@@ -456,7 +459,7 @@ func (r *simRun) step(st *simStep) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.epoch[st.Session]++
-			r.mode[st.Session] = st.Mode
+			r.mode[st.Session], r.modeBy[st.Session] = st.Mode, "agent"
 			return fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":%q,"update":{"sessionUpdate":"current_mode_update","currentModeId":%q},"_meta":{"simMode":{"session":%q,"epoch":%d}}}}`,
 				st.Session, st.Mode, st.Session, r.epoch[st.Session])
 		}, true)
@@ -613,7 +616,7 @@ func (r *simRun) agentResponds() {
 				}
 				ss := r.s.Sessions[r.sessionN]
 				r.sessionN++
-				r.mode[ss.ID], r.epoch[ss.ID] = ss.Mode, 0
+				r.mode[ss.ID], r.epoch[ss.ID], r.modeBy[ss.ID] = ss.Mode, 0, "start"
 				var avail []string
 				for _, md := range simModes {
 					avail = append(avail, fmt.Sprintf(`{"id":%q,"name":%q}`, md, md))
@@ -628,7 +631,10 @@ func (r *simRun) agentResponds() {
 					return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"sim: the agent refuses"}}`, id)
 				}
 				r.epoch[p.SessionID]++
-				r.mode[p.SessionID] = p.ModeID
+				r.mode[p.SessionID], r.modeBy[p.SessionID] = p.ModeID, "editor"
+				if strings.HasPrefix(id, `"permhost-`) {
+					r.modeBy[p.SessionID] = "permhost"
+				}
 				result = fmt.Sprintf(`{"_meta":{"simMode":{"session":%q,"epoch":%d}}}`, p.SessionID, r.epoch[p.SessionID])
 			case acp.MethodSessionPrompt:
 				result = `{"stopReason":"end_turn"}`
@@ -662,8 +668,8 @@ func (r *simRun) checkPromptLocked(m simMsg) {
 	}
 	mode, ok := r.mode[p.SessionID]
 	if ok && simDeciding[mode] && p.Meta.SimSeen >= r.epoch[p.SessionID] {
-		r.violations = append(r.violations, simViolation{Invariant: "b", Behaviour: "prompt-in-deciding-mode",
-			What: fmt.Sprintf("session/prompt %s of session %s reached the agent in mode %s (epoch %d, which the editor had seen)", m.ID, p.SessionID, mode, r.epoch[p.SessionID])})
+		r.violations = append(r.violations, simViolation{Invariant: "b", Behaviour: "mode-by-" + r.modeBy[p.SessionID],
+			What: fmt.Sprintf("session/prompt %s of session %s reached the agent in mode %s (set by %s; epoch %d, which the editor had seen)", m.ID, p.SessionID, mode, r.modeBy[p.SessionID], r.epoch[p.SessionID])})
 	}
 }
 

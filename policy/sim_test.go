@@ -211,7 +211,7 @@ var knownBugs = map[string]string{
 	// The agent switched itself into a deciding mode; the editor saw it
 	// and prompted; the prompt reached the agent before permhost's switch
 	// back.
-	"b/prompt-in-deciding-mode": "session prompts reaching the agent before the mode switch",
+	"b/mode-by-agent": "session prompts reaching the agent before the mode switch",
 	// Strategy race: the person's and the plugins' answers cross.
 	"a/race": "race-strategy nondeterminism",
 	"c/race": "race-strategy nondeterminism",
