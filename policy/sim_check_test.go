@@ -184,13 +184,22 @@ func (r *simRun) checkAnswer(q *simAgentReq, ans []byte, entries []simEntry, beh
 func (r *simRun) checkStream(inv, dir string, sent [][]byte, got [][]byte, keep func(simMsg, []byte) bool, died bool) []simViolation {
 	var want [][]byte
 	set := map[string]bool{}
+	batched := map[string]bool{} // sent in a batch
 	for _, line := range sent {
-		for _, e := range elements(line) {
+		es := elements(line)
+		for _, e := range es {
 			if keep(parseMsg(e), e) {
 				want = append(want, e)
 				set[string(e)] = true
+				batched[string(e)] = len(es) > 1 || trimLine(line)[0] == '['
 			}
 		}
+	}
+	behaviour := func(e []byte) string {
+		if batched[string(e)] {
+			return "batch"
+		}
+		return r.behaviourAll()
 	}
 	var have [][]byte
 	for _, e := range got {
@@ -200,14 +209,14 @@ func (r *simRun) checkStream(inv, dir string, sent [][]byte, got [][]byte, keep 
 	}
 	for i := range min(len(want), len(have)) {
 		if !bytes.Equal(want[i], have[i]) {
-			return []simViolation{{Invariant: inv, Behaviour: r.behaviourAll(), What: fmt.Sprintf("%s: message %d arrived as %s, want %s", dir, i, have[i], want[i])}}
+			return []simViolation{{Invariant: inv, Behaviour: behaviour(want[i]), What: fmt.Sprintf("%s: message %d arrived as %s, want %s", dir, i, have[i], want[i])}}
 		}
 	}
 	switch {
 	case len(have) > len(want):
-		return []simViolation{{Invariant: inv, Behaviour: r.behaviourAll(), What: fmt.Sprintf("%s: %s arrived more than once", dir, have[len(want)])}}
+		return []simViolation{{Invariant: inv, Behaviour: behaviour(have[len(want)]), What: fmt.Sprintf("%s: %s arrived more than once", dir, have[len(want)])}}
 	case len(have) < len(want) && !died:
-		return []simViolation{{Invariant: inv, Behaviour: r.behaviourAll(), What: fmt.Sprintf("%s: %d of %d messages arrived; the first missing is %s", dir, len(have), len(want), want[len(have)])}}
+		return []simViolation{{Invariant: inv, Behaviour: behaviour(want[len(have)]), What: fmt.Sprintf("%s: %d of %d messages arrived; the first missing is %s", dir, len(have), len(want), want[len(have)])}}
 	}
 	return nil
 }
