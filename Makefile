@@ -70,11 +70,13 @@ check:
 
 # Measurements (BENCHMARKS.md explains each row). bench: every comparison
 # side by side in one run, 3-10 min; soak: 1,000,000 messages and 10,000
-# permission requests through the real binary, ~1 min; fuzz: every native
+# permission requests through the real binary, ~1 min, then SIM_SEEDS
+# seeds of the simulation (docs/simulation.md), ~12 min; fuzz: every native
 # fuzz target for FUZZTIME each (FUZZ filters "dir:FuzzName"; FUZZFLAGS,
 # e.g. -parallel=1, go to each go test), outcomes appended to
 # build/fuzz.tsv, which the next `make bench` tabulates.
 FUZZTIME ?= 30s
+SIM_SEEDS ?= 20000
 FUZZ     ?= .
 
 bench: build build-plugins
@@ -82,6 +84,7 @@ bench: build build-plugins
 
 soak: build build-plugins
 	PERMHOST_SOAK=long PERMHOST_SOAK_REPORT=$(abspath $(BUILD))/soak.md $(GOTEST) -count=1 -timeout 25m -run '^TestSoak' -v ./e2e
+	PERMHOST_SIM_SEEDS=$(SIM_SEEDS) $(GOTEST) -count=1 -timeout 60m -run '^TestSimulation$$' ./policy
 
 fuzz:
 	bench/fuzz.sh $(FUZZTIME) '$(FUZZ)'
