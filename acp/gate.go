@@ -17,7 +17,9 @@ import (
 // back under way), every client request and notification naming the
 // session waits, in order; once released they are forwarded in that order.
 // A session the Governor refused keeps its refusal: every later request
-// naming it is answered with it and nothing for it reaches the agent.
+// naming it is answered with it and nothing for it reaches the agent but
+// the client's session/cancel, which only stops work (the agent may be
+// running in a mode that decides by itself).
 //
 // Sessions started on the connection are remembered, never forgotten:
 // past Options.MaxGovernedSessions a new session is refused before it
@@ -115,6 +117,12 @@ func (p *Proxy) gateClient(body []byte, d decoded) (clientAction, bool) {
 	case s == nil:
 		return clientAction{}, false
 	case s.refuse != nil:
+		if d.method == MethodSessionCancel {
+			// Stopping a session permhost could not govern is what a
+			// person wants most: the agent may be running in a mode that
+			// decides by itself.
+			return clientAction{}, false
+		}
 		if d.kind == kindNotification {
 			p.log.Warn("dropped the client's notification for a session permhost refused", "method", d.method, "session", id)
 			return clientAction{drop: true}, true
@@ -199,7 +207,12 @@ func (p *Proxy) release(id string, refuse *RPCError) {
 		g.mu.Unlock()
 		for _, body := range q {
 			d := decode(body)
-			if d.kind == kindRequest {
+			switch {
+			case d.kind == kindNotification && d.method == MethodSessionCancel:
+				// The agent may be running in a mode that decides by
+				// itself: the person's cancel still reaches it.
+				_ = p.toAgent.forward(append(body, '\n'), nil)
+			case d.kind == kindRequest:
 				_ = p.toClient.messageInOrder(errorLine(d.id, refuse.Code, refuse.Message))
 			}
 		}

@@ -77,7 +77,7 @@ func TestGateRefusedSession(t *testing.T) {
 			held := start == "load" || start == "resume" // the editor knows the id before the result
 			h.sendClient(req)
 			if held {
-				h.sendClient(promptS1)
+				h.sendClient(promptS1, cancelS1)
 			}
 			expect(t, "the start", h.agentGets(), req)
 			h.sendAgent(res)
@@ -87,12 +87,16 @@ func TestGateRefusedSession(t *testing.T) {
 			expect(t, "the start refused", h.clientGets(), refused)
 			if held {
 				expect(t, "the held prompt refused", h.clientGets(), strings.Replace(refused, `"id":1`, `"id":2`, 1))
+				// The person's cancel is not dropped: the agent may be
+				// running in a mode that decides by itself.
+				expect(t, "the held cancel", h.agentGets(), cancelS1)
 			}
 			later := strings.Replace(promptS1, `"id":2`, `"id":5`, 1)
 			// A prompt that reads two ways, naming s-1 escaped first (a
 			// first-wins parser reads s-1) and another session last.
 			twoWays := `{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s\u002d1","sessionId":"s-2","prompt":[]}}` + "\n"
 			h.sendClient(later, cancelS1, strings.Replace(loadS1, `"id":1`, `"id":6`, 1), twoWays)
+			expect(t, "a later cancel forwarded", h.agentGets(), cancelS1)
 			expect(t, "a later prompt refused", h.clientGets(), strings.Replace(refused, `"id":1`, `"id":5`, 1))
 			expect(t, "a later load refused", h.clientGets(), strings.Replace(refused, `"id":1`, `"id":6`, 1))
 			expect(t, "a prompt that may name it refused", h.clientGets(), strings.Replace(refused, `"id":1`, `"id":7`, 1))

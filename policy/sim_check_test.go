@@ -102,12 +102,20 @@ func (r *simRun) check() []simViolation {
 	out = append(out, r.checkStream("f", "editor→agent", r.editorW.sent, r.aGot, func(m simMsg, _ []byte) bool {
 		return m.Method != "" && !(m.Method == acp.MethodSessionSetMode && r.s.Config.Modes == config.ModesGovern)
 	}, died)...)
+	reused := map[string]bool{}
+	for _, q := range r.aReqs {
+		if q.reuse != "" {
+			reused[q.id] = true
+		}
+	}
 	out = append(out, r.checkStream("f", "agent→editor", r.agentW.sent, r.eGot, func(m simMsg, e []byte) bool {
 		switch {
 		case m.Method == acp.MethodRequestPermission:
 			return false
 		case m.Method != "" && m.hasID():
-			return r.s.Config.FS != config.FSGovern
+			// A request under a reused id may be refused as in use
+			// (issue #19 item 3): its answer is checked by (d).
+			return r.s.Config.FS != config.FSGovern && !reused[idKeyOf(m.ID)]
 		case m.Method != "":
 			return true
 		case bytes.HasPrefix(m.ID, []byte(`"permhost-`)):
@@ -178,18 +186,28 @@ func (r *simRun) checkAnswer(q *simAgentReq, ans []byte, entries []simEntry, beh
 }
 
 // checkStream is (f) for one direction: every message sent that keep
-// selects arrives byte for byte, in order (a prefix of them when a peer
-// died). What arrived that was not sent so (permhost's own messages,
-// permission traffic) is left out of the comparison.
+// selects arrives byte for byte, and in order within its lane (a prefix of
+// them when a peer died). A lane is the session a message names, or none:
+// the editor's requests for a session that is being governed wait until it
+// is governed while other sessions' traffic goes on (issue #19 item 2), so
+// order is kept per session, not across sessions. What arrived that was
+// not sent so (permhost's own messages, permission traffic) is left out of
+// the comparison.
 func (r *simRun) checkStream(inv, dir string, sent [][]byte, got [][]byte, keep func(simMsg, []byte) bool, died bool) []simViolation {
-	var want [][]byte
+	want := map[string][][]byte{}
+	var lanes []string
 	set := map[string]bool{}
 	batched := map[string]bool{} // sent in a batch
 	for _, line := range sent {
 		es := elements(line)
 		for _, e := range es {
-			if keep(parseMsg(e), e) {
-				want = append(want, e)
+			m := parseMsg(e)
+			if keep(m, e) {
+				l := laneOf(m)
+				if _, ok := want[l]; !ok {
+					lanes = append(lanes, l)
+				}
+				want[l] = append(want[l], e)
 				set[string(e)] = true
 				batched[string(e)] = len(es) > 1 || trimLine(line)[0] == '['
 			}
@@ -201,24 +219,98 @@ func (r *simRun) checkStream(inv, dir string, sent [][]byte, got [][]byte, keep 
 		}
 		return r.behaviourAll()
 	}
-	var have [][]byte
+	have := map[string][][]byte{}
 	for _, e := range got {
 		if set[string(e)] {
-			have = append(have, e)
+			l := laneOf(parseMsg(e))
+			have[l] = append(have[l], e)
 		}
 	}
-	for i := range min(len(want), len(have)) {
-		if !bytes.Equal(want[i], have[i]) {
-			return []simViolation{{Invariant: inv, Behaviour: behaviour(want[i]), What: fmt.Sprintf("%s: message %d arrived as %s, want %s", dir, i, have[i], want[i])}}
+	refused := r.refusedLanes()
+	for _, l := range lanes {
+		w, h := want[l], have[l]
+		if refused[l] {
+			// A refused session's requests are answered with the policy
+			// error and nothing for it reaches the agent from then on:
+			// what did arrive keeps its order.
+			if !subsequence(h, w) {
+				return []simViolation{{Invariant: inv, Behaviour: r.behaviourAll(), What: fmt.Sprintf("%s: lane %q (refused) arrived out of order: %s", dir, l, bytes.Join(h, []byte(" ")))}}
+			}
+			continue
 		}
-	}
-	switch {
-	case len(have) > len(want):
-		return []simViolation{{Invariant: inv, Behaviour: behaviour(have[len(want)]), What: fmt.Sprintf("%s: %s arrived more than once", dir, have[len(want)])}}
-	case len(have) < len(want) && !died:
-		return []simViolation{{Invariant: inv, Behaviour: behaviour(want[len(have)]), What: fmt.Sprintf("%s: %d of %d messages arrived; the first missing is %s", dir, len(have), len(want), want[len(have)])}}
+		for i := range min(len(w), len(h)) {
+			if !bytes.Equal(w[i], h[i]) {
+				return []simViolation{{Invariant: inv, Behaviour: behaviour(w[i]), What: fmt.Sprintf("%s: message %d of lane %q arrived as %s, want %s", dir, i, l, h[i], w[i])}}
+			}
+		}
+		switch {
+		case len(h) > len(w):
+			return []simViolation{{Invariant: inv, Behaviour: behaviour(h[len(w)]), What: fmt.Sprintf("%s: %s arrived more than once", dir, h[len(w)])}}
+		case len(h) < len(w) && !died:
+			return []simViolation{{Invariant: inv, Behaviour: behaviour(w[len(h)]), What: fmt.Sprintf("%s: %d of %d messages of lane %q arrived; the first missing is %s", dir, len(h), len(w), l, w[len(h)])}}
+		}
 	}
 	return nil
+}
+
+// refusedLanes are the sessions the policy refused: logged ungovernable,
+// or CodePolicyRefused in answer to a request naming the session.
+func (r *simRun) refusedLanes() map[string]bool {
+	lane := map[string]string{} // the editor's request id → its session
+	for _, line := range r.editorW.sent {
+		for _, e := range elements(line) {
+			if m := parseMsg(e); m.Method != "" && m.hasID() {
+				lane[idKeyOf(m.ID)] = laneOf(m)
+			}
+		}
+	}
+	out := map[string]bool{}
+	// A session start the governor could not govern: the editor's
+	// session/new names no session, the log does.
+	for _, line := range bytes.Split(r.log.Bytes(), []byte("\n")) {
+		var e struct {
+			Session string `json:"session"`
+			Mode    struct {
+				Action string `json:"action"`
+			} `json:"mode"`
+		}
+		if json.Unmarshal(line, &e) == nil && e.Mode.Action == "ungovernable" && e.Session != "" {
+			out[e.Session] = true
+		}
+	}
+	for _, e := range r.eGot {
+		m := parseMsg(e)
+		var rpcErr struct {
+			Code int `json:"code"`
+		}
+		if m.Method != "" || len(m.Error) == 0 || json.Unmarshal(m.Error, &rpcErr) != nil || rpcErr.Code != acp.CodePolicyRefused {
+			continue
+		}
+		if l := lane[idKeyOf(m.ID)]; l != "" {
+			out[l] = true
+		}
+	}
+	return out
+}
+
+// subsequence reports whether h is w with some elements left out.
+func subsequence(h, w [][]byte) bool {
+	i := 0
+	for _, e := range w {
+		if i < len(h) && bytes.Equal(h[i], e) {
+			i++
+		}
+	}
+	return i == len(h)
+}
+
+// laneOf is the session m names in its params, or "".
+func laneOf(m simMsg) string {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	return p.SessionID
 }
 
 // behaviourOf names what the script did with requests qs that a known

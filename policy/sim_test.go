@@ -184,9 +184,7 @@ var knownBugs = map[string]string{
 	// requests with one id (e), the log and the answer disagree (c), the
 	// agent gets an answer naming another request's option (a) or not
 	// one answer per request (d).
-	"a/id-reuse-answered":    "an agent reusing its id",
 	"a/id-reuse-outstanding": "an agent reusing its id",
-	"a/id-reuse-editor":      "an agent reusing its id",
 	"a/id-reuse-own":         "agent request ids colliding with permhost's own",
 	"c/id-reuse-answered":    "an agent reusing its id",
 	"c/id-reuse-outstanding": "an agent reusing its id",
@@ -196,31 +194,16 @@ var knownBugs = map[string]string{
 	"d/id-reuse-outstanding": "an agent reusing its id",
 	"d/id-reuse-editor":      "an agent reusing its id",
 	"d/id-reuse-own":         "agent request ids colliding with permhost's own",
-	"e/id-reuse-answered":    "an agent reusing its id",
 	"e/id-reuse-outstanding": "an agent reusing its id",
 	"e/id-reuse-editor":      "an agent reusing its id",
 	"e/id-reuse-own":         "agent request ids colliding with permhost's own",
 	// An editor answer with an extra top-level key: the log records the
 	// option, the agent gets cancelled.
-	"a/answer-extra": "the editor's answer with an extra top-level key logged differently than the agent got it",
 	"c/answer-extra": "the editor's answer with an extra top-level key logged differently than the agent got it",
 	// session/cancel: an answer given after it (the person's, or the
 	// plugins') reaches the agent as cancelled, the log keeps the
 	// selection.
 	"c/session-cancelled": "an answer after session/cancel logged as selected, relayed cancelled",
-	// The agent switched itself into a deciding mode; the editor saw it
-	// and prompted; the prompt reached the agent before permhost's switch
-	// back.
-	"b/mode-by-agent": "session prompts reaching the agent before the mode switch",
-	// An editor batch holding an answer permhost drops (late: the plugins
-	// won the race, or the request was withdrawn) loses its other
-	// elements too: they never reach the agent. (Not in issue #19's list:
-	// found here.)
-	"f/batch": "a batch with a dropped permission answer loses its other elements",
-	// Strategy race: the person's and the plugins' answers cross.
-	"a/race": "race-strategy nondeterminism",
-	"c/race": "race-strategy nondeterminism",
-	"d/race": "race-strategy nondeterminism",
 }
 
 // knownBug returns the knownBugs entry of v's behaviour.
