@@ -32,6 +32,7 @@ type likeEvent struct {
 	Ran       bool     `json:"ran"`
 	Unoffered bool     `json:"unoffered"`
 	FS        []string `json:"fs"`
+	Answers   []string `json:"answers"` // reuse: what each request got
 	Mode      string   `json:"mode"`
 }
 
@@ -46,7 +47,10 @@ type likeRun struct {
 	nextID                      int
 	mu                          sync.Mutex
 	answer                      func(opts []optionShown) string
-	asked                       [][]optionShown // the options of each request the editor saw
+	// answerMsg, when set, answers the editor's permission requests
+	// instead of answer (nil: no answer now).
+	answerMsg func(m *wireMsg) []byte
+	asked     [][]optionShown // the options of each request the editor saw
 }
 
 type optionShown struct {
@@ -111,8 +115,11 @@ func startLikeWith(t *testing.T, o likeOpts) *likeRun {
 		json.Unmarshal(m.Params, &p)
 		r.mu.Lock()
 		r.asked = append(r.asked, p.Options)
-		answer := r.answer
+		answer, answerMsg := r.answer, r.answerMsg
 		r.mu.Unlock()
+		if answerMsg != nil {
+			return answerMsg(m)
+		}
 		return editorAnswer(m.ID, answer(p.Options))
 	})
 	if o.serve != nil {
