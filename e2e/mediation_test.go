@@ -464,8 +464,9 @@ reason = "no deletes"`
 
 // TestMediationDamagedStateFiles (#19 item 13): a bundles.json of null
 // stops permhost proxy before the agent starts, with an error naming the
-// file; a grants file of the wrong shape makes permhost grants list fail
-// naming it. Neither panics.
+// file (it panicked); a grants file of the wrong shape makes permhost
+// grants list fail naming it and saying what it should be. Neither
+// panics.
 func TestMediationDamagedStateFiles(t *testing.T) {
 	t.Parallel()
 	run := func(t *testing.T, state string, args ...string) (int, string) {
@@ -511,14 +512,16 @@ func TestMediationDamagedStateFiles(t *testing.T) {
 			t.Errorf("the agent started")
 		}
 	})
-	for _, content := range []string{"null", "[]", `"grants"`, "3"} {
-		t.Run("grants.json "+content, func(t *testing.T) {
+	for _, tc := range []struct{ content, got string }{{"null", "null"}, {"[]", "an array"}, {`"grants"`, "a string"}, {"3", "a number"}} {
+		t.Run("grants.json "+tc.content, func(t *testing.T) {
 			t.Parallel()
 			state := t.TempDir()
-			file := damaged(t, state, "grants.json", content)
+			file := damaged(t, state, "grants.json", tc.content)
 			code, out := run(t, state, "grants", "list")
-			if code == 0 || !strings.Contains(out, file) || strings.Contains(out, "panic") || strings.Contains(out, "goroutine ") {
-				t.Errorf("exit %d, want an error naming %s:\n%s", code, file, out)
+			// It says what the file should be, not how a decoder failed.
+			want := file + `: grants: file not trusted: want a JSON object {"version": 1, "grants": [...]}, got ` + tc.got
+			if code == 0 || !strings.Contains(out, want) || strings.Contains(out, "panic") || strings.Contains(out, "goroutine ") {
+				t.Errorf("exit %d, want an error saying\n%s\ngot:\n%s", code, want, out)
 			}
 		})
 	}
