@@ -69,12 +69,11 @@ func ofRequest(method string) func(map[string]any) bool {
 }
 
 // ofToolCall matches the decision-log entries of a permission request for
-// a tool call whose id contains id.
+// the tool call id.
 func ofToolCall(id string) func(map[string]any) bool {
 	return func(m map[string]any) bool {
 		tc, _ := m["toolCall"].(map[string]any)
-		s, _ := tc["id"].(string)
-		return m["request"] == nil && m["mode"] == nil && strings.Contains(s, id)
+		return m["request"] == nil && m["mode"] == nil && tc["id"] == id
 	}
 }
 
@@ -239,7 +238,7 @@ func TestMediationReusedID(t *testing.T) {
 	if !slices.Equal(ev.Answers, []string{"", ""}) {
 		t.Errorf("the agent got %q, want cancelled for both", ev.Answers)
 	}
-	var order []string
+	var order, calls []string
 	var id json.RawMessage
 	for _, m := range r.client.received() {
 		switch {
@@ -249,16 +248,21 @@ func TestMediationReusedID(t *testing.T) {
 			}
 			id = m.ID
 			order = append(order, "request")
+			var p struct {
+				ToolCall struct{ ToolCallID string }
+			}
+			json.Unmarshal(m.Params, &p)
+			calls = append(calls, p.ToolCall.ToolCallID)
 		case m.Method == "$/cancel_request" && id != nil && bytes.Contains(m.Params, []byte(`"requestId":`+string(id))):
 			order = append(order, "withdrawn")
 		}
 	}
-	if want := []string{"request", "withdrawn", "request"}; !slices.Equal(order, want) {
-		t.Errorf("the editor got %v, want %v", order, want)
+	if want := []string{"request", "withdrawn", "request"}; !slices.Equal(order, want) || calls[0] == calls[1] {
+		t.Fatalf("the editor got %v (tool calls %v), want %v", order, calls, want)
 	}
-	for i, n := range []int{1796111368684, 1796111368685} {
+	for i, call := range calls {
 		outcome, option := agentAnswerLogged(ev.Answers[i])
-		r.logged(fmt.Sprint("of request ", i+1), ofToolCall(fmt.Sprint(n)), outcome, option)
+		r.logged(fmt.Sprint("of request ", i+1), ofToolCall(call), outcome, option)
 	}
 	r.finish()
 }
