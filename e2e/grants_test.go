@@ -432,6 +432,7 @@ func TestAllowAlwaysAgentAndOffThroughTheBinary(t *testing.T) {
 		if ev := r.lastEvents(1)[0]; ev.Answer != "cancel" || ev.Ran {
 			t.Errorf("the agent: %+v, want its reject", ev)
 		}
+		r.logged("of the answer not offered", ofTitle("rm -rf build"), "selected", "cancel")
 		if _, err := os.Stat(filepath.Join(r.state, "permhost", "grants.json")); !os.IsNotExist(err) {
 			t.Errorf("off stored grants: %v", err)
 		}

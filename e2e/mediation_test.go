@@ -73,7 +73,23 @@ func ofRequest(method string) func(map[string]any) bool {
 func ofToolCall(id string) func(map[string]any) bool {
 	return func(m map[string]any) bool {
 		tc, _ := m["toolCall"].(map[string]any)
-		return m["request"] == nil && m["mode"] == nil && tc["id"] == id
+		return isPermission(m) && tc["id"] == id
+	}
+}
+
+// isPermission reports whether a decision-log entry is a permission
+// request's answer (not another request's, nor a mode action's alone).
+func isPermission(m map[string]any) bool {
+	return m["request"] == nil && (m["outcome"] == "selected" || m["outcome"] == "cancelled")
+}
+
+// ofFSWrite matches the decision-log entries of a write of the file
+// named name.
+func ofFSWrite(name string) func(map[string]any) bool {
+	return func(m map[string]any) bool {
+		tc, _ := m["toolCall"].(map[string]any)
+		title, _ := tc["title"].(string)
+		return m["request"] == "fs/write_text_file" && strings.HasSuffix(title, "/"+name)
 	}
 }
 
@@ -82,7 +98,7 @@ func ofToolCall(id string) func(map[string]any) bool {
 func ofTitle(title string) func(map[string]any) bool {
 	return func(m map[string]any) bool {
 		tc, _ := m["toolCall"].(map[string]any)
-		return m["request"] == nil && m["mode"] == nil && tc["title"] == title
+		return isPermission(m) && tc["title"] == title
 	}
 }
 
