@@ -399,6 +399,10 @@ func TestGrantEditsThroughTheBinary(t *testing.T) {
 	if !ev[0].Ran || ev[0].Answer != "allow-once" || ev[1].Ran || ev[2].Ran || ev[3].Ran || ev[4].Ran {
 		t.Errorf("the agent: %+v", ev)
 	}
+	for i, title := range []string{"Write b.go", "Write .env", "Write link", "Write outside.txt", "touch x"} {
+		outcome, option := agentAnswerLogged(ev[i].Answer)
+		r.logged("of "+title, ofTitle(title), outcome, option)
+	}
 	r.finish()
 }
 
