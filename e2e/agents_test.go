@@ -24,7 +24,7 @@ func testAgent(t testing.TB, name string) string {
 	v, _ := builtAgents.LoadOrStore(name, &builtAgent{})
 	b := v.(*builtAgent)
 	b.once.Do(func() {
-		b.bin = filepath.Join(filepath.Dir(permhostBin), name)
+		b.bin = filepath.Join(agentsDir, name)
 		if out, err := exec.Command("go", "build", "-o", b.bin, "./testdata/"+name).CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("%v\n%s", err, out)
 		}

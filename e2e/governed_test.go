@@ -182,9 +182,12 @@ func TestGovernedSessionStart(t *testing.T) {
 				}
 			}
 			asked := r.prompt(allowOnce(t), "run: rm -rf build")
-			if ev := r.lastEvents(1)[0]; len(asked) != 1 || !ev.Asked || !ev.Ran {
+			ev := r.lastEvents(1)[0]
+			if len(asked) != 1 || !ev.Asked || !ev.Ran {
 				t.Fatalf("the first command: asked %d, %+v", len(asked), ev)
 			}
+			outcome, option := agentAnswerLogged(ev.Answer)
+			r.logged("of the first command", ofTitle("rm -rf build"), outcome, option)
 			r.finish()
 		})
 	}
@@ -245,9 +248,12 @@ func TestGovernedExitPlanAuto(t *testing.T) {
 			if len(asked) != 1 || slices.Contains(ids(asked[0]), "exit-plan-auto") || !slices.Contains(ids(asked[0]), "reject") {
 				t.Fatalf("shown %v, want no exit-plan-auto", asked)
 			}
-			if ev := r.lastEvents(1)[0]; ev.Answer != "exit-plan-default" || !ev.Ran {
+			ev := r.lastEvents(1)[0]
+			if ev.Answer != "exit-plan-default" || !ev.Ran {
 				t.Errorf("the agent: %+v", ev)
 			}
+			outcome, option := agentAnswerLogged(ev.Answer)
+			r.logged("of the plan", ofTitle("Approve Plan"), outcome, option)
 			e := r.entries("removing exit-plan-auto", modeAction("remove-options"))[0]
 			if m := e["mode"].(map[string]any); fmt.Sprint(m["options"]) != "[exit-plan-auto]" {
 				t.Errorf("removed %v", m["options"])
@@ -348,6 +354,7 @@ reason = "no tools here"`
 		if ev := r.lastEvents(1)[0]; ev.Answer != "accept once" || !ev.Ran {
 			t.Fatalf("the agent: %+v", ev)
 		}
+		r.logged("of the approval", ofRequest("elicitation/create"), "accept", "once")
 		_, m := r.client.waitFor("the approval", func(m *wireMsg) bool { return m.Method == "elicitation/create" })
 		var p struct {
 			RequestedSchema struct {
@@ -374,6 +381,7 @@ reason = "no tools here"`
 		if ev := r.lastEvents(1)[0]; ev.Answer != "cancel" || ev.Ran {
 			t.Fatalf("the agent: %+v, want cancel for a choice not offered", ev)
 		}
+		r.logged("of the approval", ofRequest("elicitation/create"), "cancel", "")
 		r.finish()
 	})
 }
@@ -443,10 +451,12 @@ func TestGovernedFSUnaskedWrite(t *testing.T) {
 	if i := r.client.index(func(m *wireMsg) bool { return m.Method == "fs/write_text_file" }); i >= 0 {
 		t.Errorf("the editor got the refused write")
 	}
+	r.logged("of the refused write", ofFSWrite("a.txt"), fsOutcome(ev.FS[1]), "reject")
 	asked = r.prompt(func(opts []optionShown) string { return "allow" }, "write: b.txt")
 	if ev := r.lastEvents(1)[0]; len(asked) != 1 || !ev.Ran || ev.FS[1] != "write b.txt: ok" {
 		t.Fatalf("the allowed write: %+v", ev)
 	}
+	r.logged("of the allowed write", ofFSWrite("b.txt"), "forwarded", "allow")
 	r.finish()
 }
 

@@ -32,6 +32,7 @@ type likeEvent struct {
 	Ran       bool     `json:"ran"`
 	Unoffered bool     `json:"unoffered"`
 	FS        []string `json:"fs"`
+	Answers   []string `json:"answers"` // reuse: what each request got
 	Mode      string   `json:"mode"`
 }
 
@@ -46,7 +47,10 @@ type likeRun struct {
 	nextID                      int
 	mu                          sync.Mutex
 	answer                      func(opts []optionShown) string
-	asked                       [][]optionShown // the options of each request the editor saw
+	// answerMsg, when set, answers the editor's permission requests
+	// instead of answer (nil: no answer now).
+	answerMsg func(m *wireMsg) []byte
+	asked     [][]optionShown // the options of each request the editor saw
 }
 
 type optionShown struct {
@@ -111,8 +115,11 @@ func startLikeWith(t *testing.T, o likeOpts) *likeRun {
 		json.Unmarshal(m.Params, &p)
 		r.mu.Lock()
 		r.asked = append(r.asked, p.Options)
-		answer := r.answer
+		answer, answerMsg := r.answer, r.answerMsg
 		r.mu.Unlock()
+		if answerMsg != nil {
+			return answerMsg(m)
+		}
 		return editorAnswer(m.ID, answer(p.Options))
 	})
 	if o.serve != nil {
@@ -392,6 +399,10 @@ func TestGrantEditsThroughTheBinary(t *testing.T) {
 	if !ev[0].Ran || ev[0].Answer != "allow-once" || ev[1].Ran || ev[2].Ran || ev[3].Ran || ev[4].Ran {
 		t.Errorf("the agent: %+v", ev)
 	}
+	for i, title := range []string{"Write b.go", "Write .env", "Write link", "Write outside.txt", "touch x"} {
+		outcome, option := agentAnswerLogged(ev[i].Answer)
+		r.logged("of "+title, ofTitle(title), outcome, option)
+	}
 	r.finish()
 }
 
@@ -425,6 +436,7 @@ func TestAllowAlwaysAgentAndOffThroughTheBinary(t *testing.T) {
 		if ev := r.lastEvents(1)[0]; ev.Answer != "cancel" || ev.Ran {
 			t.Errorf("the agent: %+v, want its reject", ev)
 		}
+		r.logged("of the answer not offered", ofTitle("rm -rf build"), "selected", "cancel")
 		if _, err := os.Stat(filepath.Join(r.state, "permhost", "grants.json")); !os.IsNotExist(err) {
 			t.Errorf("off stored grants: %v", err)
 		}

@@ -8,8 +8,10 @@ import (
 	"testing"
 )
 
-// permhostBin is the permhost binary under test, built once by TestMain.
-var permhostBin string
+// permhostBin is the permhost binary under test, built once by TestMain
+// (or named by PERMHOST_E2E_BIN); agentsDir is where the test agents are
+// built.
+var permhostBin, agentsDir string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "permhost-e2e-")
@@ -17,7 +19,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	permhostBin = filepath.Join(dir, "permhost")
+	permhostBin, agentsDir = filepath.Join(dir, "permhost"), dir
 	// Every permhost the tests start shares one compile cache, kept between
 	// runs under build/: compiling a 3 MB Go plugin takes seconds (tens of
 	// seconds in a -race binary), loading it from the cache milliseconds.
@@ -25,6 +27,19 @@ func TestMain(m *testing.M) {
 		if abs, err := filepath.Abs(filepath.Join("..", "build", "e2e-cache")); err == nil {
 			os.Setenv("XDG_CACHE_HOME", abs)
 		}
+	}
+	if bin := os.Getenv("PERMHOST_E2E_BIN"); bin != "" {
+		// Another binary under test (one built from an older commit, to
+		// see a test fail without the fix it checks).
+		abs, err := filepath.Abs(bin)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		permhostBin = abs
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
 	}
 	// -buildvcs=auto stamps the revision in a checkout (TestVersion reads it)
 	// even where GOFLAGS turns stamping off.

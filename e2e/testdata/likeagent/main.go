@@ -33,6 +33,20 @@
 // fs/write_text_file as recorded (Gemini reads before asking; "fs" lists
 // what each fs request got). Every line the agent reads goes to the report
 // file. "deciding" is an agent with no profile whose every mode decides.
+//
+// Steps of a misbehaving agent, the same for every -agent: "terminal:
+// JSON" creates a terminal with the members of JSON without asking;
+// "runterm: DIR: COMMAND" asks to run COMMAND as "run" does, and once
+// allowed runs it in a terminal whose cwd is DIR (relative to the
+// session's); "askread: PATH" asks to read PATH, and once allowed reads
+// and then writes it through the client; "reuse: COMMAND" asks to run
+// COMMAND twice under one request id, the second once the client sends
+// the request "_e2e/again", and waits for both answers ("answers" lists
+// what each got). A client request "_e2e/collide" with params {"id": ID}
+// makes the agent send a harmless permission request (options
+// harmless-allow, harmless-reject) under ID, as an agent that learnt or
+// guessed an id of permhost's own would; its answer is the event
+// "collide".
 package main
 
 import (
@@ -123,7 +137,8 @@ type agent struct {
 	load    string
 	fork    string
 	undo    int
-	nextID  int // the agent's own request ids, from 0
+	nextID  int    // the agent's own request ids, from 0
+	collide string // the id of the harmless request sent for _e2e/collide
 	nextCal int
 	roots   []string // session rules on a command root
 	prefix  []string // codex prefix rules (whole commands)
@@ -292,7 +307,22 @@ func (a *agent) handle(m msg) {
 				switch {
 				case !ok:
 				case kind == "run" || kind == "write":
-					a.step(kind, strings.TrimSpace(arg))
+					a.step(kind, strings.TrimSpace(arg), nil)
+				case kind == "terminal":
+					a.terminalStep(strings.TrimSpace(arg))
+				case kind == "runterm":
+					dir, cmd, _ := strings.Cut(strings.TrimSpace(arg), ": ")
+					a.step("run", cmd, func(ev *event) bool {
+						f := strings.Fields(cmd)
+						args, _ := json.Marshal(f[1:])
+						r := a.terminal(`"command":` + q(f[0]) + `,"args":` + string(args) + `,"cwd":` + q(filepath.Join(a.cwd, dir)))
+						ev.FS = append(ev.FS, r)
+						return strings.HasSuffix(r, ": ok")
+					})
+				case kind == "askread":
+					a.askRead(strings.TrimSpace(arg))
+				case kind == "reuse":
+					a.reuse(strings.TrimSpace(arg))
 				case kind == "read":
 					a.read_(strings.TrimSpace(arg))
 				case kind == "plan":
@@ -305,8 +335,23 @@ func (a *agent) handle(m msg) {
 			}
 		}
 		a.respond(m.ID, `{"stopReason":"end_turn"}`)
+	case "_e2e/collide":
+		var p struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(m.Params, &p)
+		a.collide = string(p.ID)
+		a.send(`{"jsonrpc":"2.0","id":` + a.collide + `,"method":"session/request_permission","params":{"sessionId":` + q(a.sessionID) +
+			`,"toolCall":{"toolCallId":"harmless","title":"List the files","kind":"read","status":"pending"},"options":[{"optionId":"harmless-allow","name":"Allow","kind":"allow_once"},{"optionId":"harmless-reject","name":"Reject","kind":"reject_once"}]}}`)
+		a.respond(m.ID, `{}`)
 	case "":
-		// A response to nothing pending, or a notification: ignored.
+		if a.collide != "" && string(m.ID) == a.collide {
+			a.collide = ""
+			got := answerOf(m)
+			a.emit(event{Step: "collide", Answer: got, Mode: a.mode})
+			a.update(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":` + q("collide: "+got) + `}}`)
+		}
+		// Otherwise a response to nothing pending, or a notification: ignored.
 	default:
 		if m.ID != nil {
 			a.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`)
@@ -372,7 +417,8 @@ type event struct {
 	Answer    string   `json:"answer,omitempty"`
 	Ran       bool     `json:"ran"`
 	Unoffered bool     `json:"unoffered,omitempty"`
-	FS        []string `json:"fs,omitempty"` // each fs request: "read PATH: content|error MSG", "write PATH: ok|error MSG"
+	FS        []string `json:"fs,omitempty"`      // each fs request: "read PATH: content|error MSG", "write PATH: ok|error MSG", "terminal: ok|error MSG"
+	Answers   []string `json:"answers,omitempty"` // reuse: what each request got
 	Mode      string   `json:"mode"`
 }
 
@@ -388,7 +434,10 @@ func (a *agent) modeEvent(how string) { a.emit(event{Step: how + ": " + a.mode, 
 
 type option struct{ id, name, kind string }
 
-func (a *agent) step(kind, arg string) {
+// step asks for a run or a write as the agent does (unless it decides by
+// itself) and runs it; inCall, when not nil, is what the call does once
+// allowed, before it completes (false: it failed).
+func (a *agent) step(kind, arg string, inCall func(*event) bool) {
 	a.nextCal++
 	ev := event{Step: kind + ": " + arg, Mode: a.mode}
 	defer func() { a.emit(ev) }()
@@ -439,6 +488,10 @@ func (a *agent) step(kind, arg string) {
 	}
 	if opts[i].kind == "allow_always" {
 		a.always(kind, arg, opts[i])
+	}
+	if inCall != nil && !inCall(&ev) {
+		a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"failed"}`)
+		return
 	}
 	if viaFS {
 		if a.name == "gemini" && a.fsRead {
@@ -494,6 +547,105 @@ func (a *agent) fsCall(op, path, content string) string {
 		return op + " " + rel + ": content"
 	}
 	return op + " " + rel + ": ok"
+}
+
+// terminal creates a terminal through the client with the params members
+// (and the session's id) and says what it got.
+func (a *agent) terminal(members string) string {
+	m := a.request("terminal/create", `{"sessionId":`+q(a.sessionID)+`,`+members+`}`)
+	if m.Error != nil {
+		var e struct{ Message string }
+		json.Unmarshal(m.Error, &e)
+		return "terminal: error " + e.Message
+	}
+	return "terminal: ok"
+}
+
+// terminalStep creates a terminal without asking.
+func (a *agent) terminalStep(obj string) {
+	ev := event{Step: "terminal: " + obj, Mode: a.mode}
+	r := a.terminal(strings.TrimSuffix(strings.TrimPrefix(obj, "{"), "}"))
+	ev.FS, ev.Ran = []string{r}, strings.HasSuffix(r, ": ok")
+	a.emit(ev)
+}
+
+// askRead asks to read path; allowed, it reads and then writes it.
+func (a *agent) askRead(arg string) {
+	a.nextCal++
+	ev := event{Step: "askread: " + arg, Mode: a.mode, Asked: true}
+	defer func() { a.emit(ev) }()
+	path := a.cwd + string(filepath.Separator) + arg
+	id := fmt.Sprintf("read_file_%d", a.nextCal)
+	opts := []option{{"proceed_once", "Allow", "allow_once"}, {"cancel", "Reject", "reject_once"}}
+	reqID := a.nextID
+	a.nextID++
+	a.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/request_permission","params":{"sessionId":%s,"options":%s,"toolCall":{"toolCallId":%s,"status":"pending","title":%s,"locations":[{"path":%s}],"kind":"read"}}}`,
+		reqID, q(a.sessionID), optionsJSON(opts), q(id), q("Read "+arg), q(path)))
+	ev.Answer = a.await(reqID)
+	if ev.Answer != "proceed_once" {
+		a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"failed"}`)
+		return
+	}
+	ev.FS = append(ev.FS, a.fsCall("read", path, ""), a.fsCall("write", path, "hello\n"))
+	a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"completed"}`)
+	ev.Ran = strings.HasSuffix(ev.FS[1], ": ok")
+}
+
+// reuse asks to run cmd twice, two tool calls under one request id, and
+// waits for both answers.
+func (a *agent) reuse(cmd string) {
+	ev := event{Step: "reuse: " + cmd, Mode: a.mode, Asked: true}
+	defer func() { a.emit(ev) }()
+	reqID := a.nextID
+	a.nextID++
+	for i := range 2 {
+		if i == 1 {
+			a.waitRequest("_e2e/again")
+		}
+		a.nextCal++
+		_, pre, request, _ := a.shape("run", cmd, "")
+		for _, u := range pre {
+			a.update(u)
+		}
+		a.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/request_permission","params":%s}`, reqID, request))
+	}
+	for range 2 {
+		ev.Answers = append(ev.Answers, a.await(reqID))
+	}
+}
+
+// waitRequest reads until the client's request method, which it answers,
+// handling what else comes.
+func (a *agent) waitRequest(method string) {
+	for {
+		m, ok := a.read()
+		if !ok {
+			os.Exit(0)
+		}
+		if m.Method == method {
+			a.respond(m.ID, `{}`)
+			return
+		}
+		a.handle(m)
+	}
+}
+
+// answerOf is the option a permission request's answer chose, "" for
+// cancelled, or "error MSG".
+func answerOf(m msg) string {
+	if m.Error != nil {
+		var e struct{ Message string }
+		json.Unmarshal(m.Error, &e)
+		return "error " + e.Message
+	}
+	var r struct {
+		Outcome struct {
+			Outcome  string `json:"outcome"`
+			OptionID string `json:"optionId"`
+		} `json:"outcome"`
+	}
+	json.Unmarshal(m.Result, &r)
+	return r.Outcome.OptionID
 }
 
 // read_ is a read_file step: Qwen Code reads through fs/read_text_file and
