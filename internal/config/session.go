@@ -79,7 +79,7 @@ func (c *checker) session(k string, v any, s *Session) {
 		"allow_always": func(k string, v any) {
 			s.AllowAlways = c.enum(k, v, AllowAlwaysPermhost, AllowAlwaysAgent, AllowAlwaysOff)
 		},
-		"fs": func(k string, v any) { s.FS = c.enum(k, v, FSGovern, FSPass) },
+		"fs":      func(k string, v any) { s.FS = c.enum(k, v, FSGovern, FSPass) },
 		"reasons": func(k string, v any) { s.Reasons = c.enum(k, v, ReasonsSteer, ReasonsOff) },
 		"deciding_words": func(k string, v any) {
 			list, ok := v.([]any)
