@@ -15,15 +15,14 @@ import (
 // when the agent advertised it. A bare reject tells claude's model only
 // "User refused permission to run tool", and it retries variants.
 
-// LogSteer is what [session] reasons did after a reject.
+// LogSteer is the steering request [session] reasons = "steer" sent
+// after a reject; an entry without one sent none (reasons off, or the
+// agent does not advertise the extension).
 type LogSteer struct {
-	// Reasons is the configured value: steer or off.
-	Reasons string `json:"reasons"`
-	// Sent is true when a steering request follows the answer.
-	Sent bool `json:"sent"`
-	// Text is what the model is told; Why says why nothing is sent.
-	Text string `json:"text,omitempty"`
-	Why  string `json:"why,omitempty"`
+	// Method is acp.MethodSessionSteering.
+	Method string `json:"method"`
+	// Text is what the model is told.
+	Text string `json:"text"`
 }
 
 // maxReasonRunes bounds a reason told to the model: a plugin's reason is
@@ -60,23 +59,11 @@ func (e *Engine) steer(pr *acp.PermissionRequest, entry *LogEntry, personText st
 	if t := cleanReason(entry.ToolCall.Title); t != "" {
 		text += " (tool call: " + t + ")"
 	}
-	s := &LogSteer{Reasons: e.cfg.Session.Reasons}
-	entry.Steer = s
-	switch {
-	case s.Reasons != config.ReasonsSteer:
-		if s.Reasons == "" {
-			s.Reasons = config.ReasonsOff
-		}
-		s.Why = "[session] reasons is off"
-		return nil
-	case !pr.Session.Steering:
-		s.Why = "the agent does not advertise " + acp.MethodSessionSteering
-		return nil
-	case pr.SessionID == "":
-		s.Why = "the request names no session"
+	if e.cfg.Session.Reasons != config.ReasonsSteer || !pr.Session.Steering || pr.SessionID == "" {
+		// Nothing is sent to an agent that did not advertise it.
 		return nil
 	}
-	s.Sent, s.Text = true, text
+	entry.Steer = &LogSteer{Method: acp.MethodSessionSteering, Text: text}
 	return &acp.OwnRequest{Method: acp.MethodSessionSteering, Params: acp.SteeringParams(pr.SessionID, text)}
 }
 

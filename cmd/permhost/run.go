@@ -172,7 +172,8 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		mode = engine.Config().OnUndecided
 	}
 	var ask policy.AskFunc
-	if mode == config.UndecidedPrompt {
+	var askReason func(context.Context, prompt.Question) (prompt.Answer, error)
+	if mode == config.UndecidedPrompt || engine.Config().OnQuestion == config.UndecidedPrompt {
 		if f, ok := stdin.(*os.File); ok && prompt.IsTerminal(f) {
 			grace := *promptGrace
 			if grace == 0 {
@@ -182,7 +183,7 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			if err != nil {
 				return fail("%v", err)
 			}
-			ask = term.Ask
+			ask, askReason = term.Ask, term.AskReason
 		} else {
 			fmt.Fprintln(stderr, "permhost run: stdin is not a terminal: --on-undecided prompt behaves as reject")
 		}
@@ -191,7 +192,7 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return fail("%v", err)
 	}
-	handler, err := engine.Headless(policy.HeadlessOptions{OnUndecided: mode, Timeout: *permTimeout, Ask: ask, Leader: leaderAsk})
+	handler, err := engine.Headless(policy.HeadlessOptions{OnUndecided: mode, Timeout: *permTimeout, Ask: ask, AskReason: askReason, Leader: leaderAsk})
 	if err != nil {
 		return fail("%v", err)
 	}
