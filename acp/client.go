@@ -378,7 +378,7 @@ func (c *ClientConn) Initialize(ctx context.Context) (InitializeResult, error) {
 	out := InitializeResult{ProtocolVersion: ProtocolVersion, Agent: peerOf(res["agentInfo"]),
 		AgentCapabilities: rawOrNil(res["agentCapabilities"]), AuthMethods: rawOrNil(res["authMethods"])}
 	c.state.setAgent(out.Agent, ProtocolVersion)
-	out.Steering = advertisesSteering(raw)
+	out.Steering = AdvertisesSteering(raw)
 	c.state.setSteering(out.Steering)
 	return out, nil
 }

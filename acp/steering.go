@@ -34,10 +34,10 @@ func SteeringParams(sessionID, text string) json.RawMessage {
 	return b
 }
 
-// advertisesSteering reports whether an initialize result says the agent
+// AdvertisesSteering reports whether an initialize result says the agent
 // serves _session/steering: _meta.steering.supported is exactly true, read
 // with exact keys (anything that does not read one way only is no).
-func advertisesSteering(result []byte) bool {
+func AdvertisesSteering(result []byte) bool {
 	v := []byte(result)
 	for _, k := range []string{"_meta", "steering", "supported"} {
 		f, err := jsontext.Lookup(v, k)

@@ -19,8 +19,8 @@ func TestAdvertisesSteering(t *testing.T) {
 		{`{"_meta":{"steering":true}}`, false},
 		{`{"agentCapabilities":{"_meta":{"steering":{"supported":true}}}}`, false},
 	} {
-		if got := advertisesSteering([]byte(tt.result)); got != tt.want {
-			t.Errorf("advertisesSteering(%s) = %v, want %v", tt.result, got, tt.want)
+		if got := AdvertisesSteering([]byte(tt.result)); got != tt.want {
+			t.Errorf("AdvertisesSteering(%s) = %v, want %v", tt.result, got, tt.want)
 		}
 	}
 }

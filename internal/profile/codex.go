@@ -61,7 +61,7 @@ var codex = &Profile{
 		// "plan-review:<id>-plan", kind switch_mode, rawInput {plan};
 		// implement_plan switches collaboration_mode to default and
 		// starts implementing, revise_plan keeps planning.
-		{What: `plan review "Implement this plan?" (implement_plan, revise_plan)`, Kind: abi.KindSwitchMode,
+		{What: `plan review "Implement this plan?"`, Kind: abi.KindSwitchMode,
 			OptionIDs: []string{"implement_plan", "revise_plan"}},
 	},
 	Notes: []string{
