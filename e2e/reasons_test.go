@@ -24,7 +24,7 @@ reason = "no shell here: use make clean"`
 
 func TestSteeringAfterAPluginReject(t *testing.T) {
 	t.Parallel()
-	r := startLikeWith(t, likeOpts{agent: "codex", plugins: rejectShell})
+	r := startLikeWith(t, likeOpts{agent: "codex", plugins: rejectShell, agentArgs: []string{"-steering-events"}})
 	// The second step keeps the turn running while the steering arrives,
 	// as the real agent's next model call does.
 	r.prompt(allowOnce(t), "run: rm -rf build", "write: notes.txt")
@@ -118,4 +118,23 @@ reason = "no plans"`
 		t.Errorf("the question's entry: %v", e)
 	}
 	r.finish()
+}
+
+// TestRunSteersAfterAReject: permhost run (its own client, governed) follows
+// a plugin's reject with _session/steering too, and claude-agent-acp 0.101
+// gets it while the turn still runs.
+func TestRunSteersAfterAReject(t *testing.T) {
+	t.Parallel()
+	r := newGovernedRun(t, teamRules, "")
+	code, _, _ := r.run([]string{"--on-undecided", "reject"}, []string{"run: rm -rf build", "write: notes.txt"}, "-agent", "claude101", "-steering-events")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	ev := r.steps()
+	i := slices.IndexFunc(ev, func(e likeEvent) bool { return e.Step == "run: rm -rf build" })
+	if i < 0 || i+2 >= len(ev) || ev[i].Answer != "reject" ||
+		!strings.HasPrefix(ev[i+1].Step, "steering: The user's permission policy (permhost, plugin team-rules) rejected this tool call: ") ||
+		ev[i+1].Answer != "injected" || ev[i+2].Step != "write: notes.txt" {
+		t.Errorf("the agent's steps: %+v", ev)
+	}
 }

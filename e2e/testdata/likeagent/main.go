@@ -7,7 +7,7 @@
 // that edits unasked). In a mode that decides by itself it runs a tool
 // call without asking, as the real agent did.
 //
-//	likeagent -agent claude101|codex|gemini|qwen|deciding [-start MODE] [-load MODE] [-fork MODE] [-undo N] [-refuse-switch] [-events FILE] [-report FILE]
+//	likeagent -agent claude101|codex|gemini|qwen|deciding [-start MODE] [-load MODE] [-fork MODE] [-undo N] [-refuse-switch] [-steering-events] [-events FILE] [-report FILE]
 //
 // -refuse-switch answers every session/set_mode and
 // session/set_config_option with an error: an agent that will not leave
@@ -38,9 +38,9 @@
 //
 // claude101 and codex advertise _session/steering in initialize, as
 // recorded; a steering request is answered "injected" while a prompt runs
-// and "promptRequired" otherwise (the idleBehavior permhost asks for), and
-// is an event {"step":"steering: TEXT","answer":OUTCOME}. The others answer
-// it -32601, as an agent without the extension does.
+// and "promptRequired" otherwise (the idleBehavior permhost asks for); with
+// -steering-events it is an event {"step":"steering: TEXT","answer":OUTCOME}
+// too. The others answer it -32601, as an agent without the extension does.
 package main
 
 import (
@@ -122,20 +122,21 @@ type agent struct {
 	report *os.File
 	events *os.File
 
-	cwd       string
-	mode      string
-	fsRead    bool // the client advertised fs.readTextFile
-	fsWrite   bool
-	elicit    bool // the client advertised elicitation.form
-	refuse    bool // -refuse-switch
-	load      string
-	fork      string
-	undo      int
-	nextID    int // the agent's own request ids, from 0
-	nextCal   int
-	prompting bool     // a session/prompt is running
-	roots     []string // session rules on a command root
-	prefix    []string // codex prefix rules (whole commands)
+	cwd         string
+	mode        string
+	fsRead      bool // the client advertised fs.readTextFile
+	fsWrite     bool
+	elicit      bool // the client advertised elicitation.form
+	refuse      bool // -refuse-switch
+	load        string
+	fork        string
+	undo        int
+	nextID      int // the agent's own request ids, from 0
+	nextCal     int
+	prompting   bool     // a session/prompt is running
+	steerEvents bool     // -steering-events
+	roots       []string // session rules on a command root
+	prefix      []string // codex prefix rules (whole commands)
 }
 
 func main() {
@@ -146,6 +147,7 @@ func main() {
 	refuse := flag.Bool("refuse-switch", false, "answer every switch of mode with an error")
 	load := flag.String("load", "", "the mode session/load and session/resume find the session in (default: the start mode)")
 	fork := flag.String("fork", "", "the mode session/fork starts in (default: the start mode)")
+	steerEvents := flag.Bool("steering-events", false, "write an event for each _session/steering request")
 	undo := flag.Int("undo", 0, "undo the first N switches asked for, reporting the mode back before answering success")
 	flag.Parse()
 	d, ok := defs[*name]
@@ -153,7 +155,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "likeagent: unknown -agent", *name)
 		os.Exit(2)
 	}
-	a := &agent{name: *name, def: d, in: bufio.NewReaderSize(os.Stdin, 1<<20), out: bufio.NewWriter(os.Stdout), mode: d.start, refuse: *refuse}
+	a := &agent{name: *name, def: d, in: bufio.NewReaderSize(os.Stdin, 1<<20), out: bufio.NewWriter(os.Stdout), mode: d.start, refuse: *refuse, steerEvents: *steerEvents}
 	if *start != "" {
 		a.mode = *start
 	}
@@ -334,7 +336,9 @@ func (a *agent) handle(m msg) {
 			outcome = "injected"
 		}
 		for _, b := range p.Prompt {
-			a.emit(event{Step: "steering: " + b.Text, Answer: outcome, Mode: a.mode})
+			if a.steerEvents {
+				a.emit(event{Step: "steering: " + b.Text, Answer: outcome, Mode: a.mode})
+			}
 		}
 		a.respond(m.ID, `{"outcome":`+q(outcome)+`}`)
 	case "":
