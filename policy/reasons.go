@@ -49,12 +49,16 @@ func (e *Engine) steer(pr *acp.PermissionRequest, entry *LogEntry, personText st
 			why = entry.Fallback
 		}
 		text = "The user's permission policy (permhost) rejected this tool call: " + cleanReason(why)
-	default: // a plugin
+	default: // a plugin, or a leader's ("leader:NAME")
 		why := cleanReason(entry.Reason)
 		if why == "" {
 			why = "no reason given"
 		}
-		text = "The user's permission policy (permhost, plugin " + cleanReason(by) + ") rejected this tool call: " + why
+		who := "plugin " + cleanReason(by)
+		if name, ok := strings.CutPrefix(by, "leader:"); ok {
+			who = "the leader's plugin " + cleanReason(name)
+		}
+		text = "The user's permission policy (permhost, " + who + ") rejected this tool call: " + why
 	}
 	if t := cleanReason(entry.ToolCall.Title); t != "" {
 		text += " (tool call: " + t + ")"
