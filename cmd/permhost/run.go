@@ -185,7 +185,11 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			}
 			ask, askReason = term.Ask, term.AskReason
 		} else {
-			fmt.Fprintln(stderr, "permhost run: stdin is not a terminal: --on-undecided prompt behaves as reject")
+			if mode == config.UndecidedPrompt {
+				fmt.Fprintln(stderr, "permhost run: stdin is not a terminal: --on-undecided prompt behaves as reject")
+			} else {
+				fmt.Fprintln(stderr, "permhost run: stdin is not a terminal: [headless] on_question prompt behaves as cancel")
+			}
 		}
 	}
 	leaderAsk, err := leaderFunc(*leaderSocket, cwd, *permTimeout) // leader_worker.go
