@@ -28,6 +28,9 @@ func TestIsQuestion(t *testing.T) {
 		{"codex's plan options under another kind", codex, "t", "execute", plan, false},
 		{"an allow/reject request", codex, "t", "execute", opts("approved", "allow_once", "abort", "reject_once"), false},
 		{"AskUserQuestion answers", Generic, "t", "other", opts("q0_opt0", "allow_once", "q0_opt1", "allow_once"), true},
+		// Kimi Code 0.31's AskUserQuestion bridge (getpaseo/paseo#5092):
+		// q0_opt_<j> answers and a q0_skip reject.
+		{"Kimi Code's questions", Generic, "t", "other", opts("q0_opt_0", "allow_once", "q0_opt_1", "allow_once", "q0_skip", "reject_once"), true},
 		{"answers under a kind that acts", Generic, "t", "edit", opts("q0_opt0", "allow_once"), false},
 		{"an answer kind of the agent's own", Generic, "t", "", opts("index", "_consent"), true},
 		{"one allow among answers", Generic, "t", "other", opts("q0_opt0", "allow_once", "allow", "allow_once"), false},
