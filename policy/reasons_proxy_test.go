@@ -218,3 +218,27 @@ func TestNoSteeringUnlessAdvertisedAndOn(t *testing.T) {
 		})
 	}
 }
+
+// TestSteeringAfterTheFallbackAnswersTheEditor: the editor answers an
+// option it was not offered; the fallback's reject takes the answer's
+// place among the editor's lines (a slot), and the steering follows it.
+func TestSteeringAfterTheFallbackAnswersTheEditor(t *testing.T) {
+	cfg := &config.Config{Strategy: config.StrategySequential, Session: config.Session{Reasons: config.ReasonsSteer}}
+	s := newEngine(t, cfg, member("abstains", &plugin{d: abi.Decision{Outcome: abi.OutcomeAbstain}}))
+	editor, agent := startProxy(t, s.engine.Handler())
+	initialize(t, editor, agent, true)
+	agent.send(t, bashRequest)
+	for {
+		if l := editor.next(t); strings.Contains(l, `"session/request_permission"`) {
+			break
+		}
+	}
+	editor.send(t, `{"jsonrpc":"2.0","id":7,"result":{"outcome":{"outcome":"selected","optionId":"yes-forever"}}}`)
+	if got := agent.next(t); got != `{"jsonrpc":"2.0","id":7,"result":{"outcome":{"outcome":"selected","optionId":"reject"}}}` {
+		t.Fatalf("the agent's answer = %s", got)
+	}
+	if got := agent.next(t); !strings.Contains(got, `"method":"_session/steering"`) ||
+		!strings.Contains(got, `rejected this tool call: the editor answered \"yes-forever\", which was not offered`) {
+		t.Fatalf("after the answer the agent got %s", got)
+	}
+}
