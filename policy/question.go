@@ -73,7 +73,7 @@ func (h headlessHandler) question(ctx context.Context, req abi.Request, entry Lo
 	d.entry.Person = &LogPerson{Shown: idsOf(req.Options)}
 	q := question(req, host.Verdict{}, req.Options, "a question from the agent: your answer is its answer")
 	if dl, ok := ctx.Deadline(); ok {
-		q.Deadline, q.Expiry = dl, "the fallback cancels"
+		q.Deadline, q.Expiry = dl, "the fallback rejects"
 	}
 	ans, err := h.ask(ctx, q)
 	switch {
