@@ -10,7 +10,7 @@ import (
 // different major version, or of the same major and a newer minor.
 const (
 	Major = 1
-	Minor = 2
+	Minor = 3
 )
 
 // Names of the functions a plugin exports.
@@ -117,6 +117,12 @@ const (
 	FamilyMCP        = "mcp"
 	FamilySwitchMode = "switch_mode"
 	FamilyOther      = "other"
+	// FamilyQuestion (ABI 1.3) is a permission request that is a question
+	// or a consent put to the person (codex's "Implement this plan?",
+	// AskUserQuestion's q{n}_* answers), not a tool call: its options are
+	// answers. permhost passes it to the person untouched and applies no
+	// plugin's verdict to it.
+	FamilyQuestion = "question"
 )
 
 // Action is the canonical view of a tool call (ABI 1.1): the facts every

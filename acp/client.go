@@ -60,6 +60,12 @@ type PermissionDecision struct {
 	DecidedBy  string
 	Reason     string
 	DecisionID string
+	// FollowUp, when set, is sent the agent right after an answer that
+	// selects OptionID, as a request of the client's own whose response
+	// is only logged: for example the _session/steering that tells the
+	// model why its call was refused. Not sent when the answer becomes
+	// cancelled or the turn is being cancelled.
+	FollowUp *OwnRequest
 }
 
 // PermissionHandler decides the agent's permission requests for a
@@ -130,6 +136,9 @@ type InitializeResult struct {
 	// AgentCapabilities and AuthMethods are verbatim; nil when absent.
 	AgentCapabilities json.RawMessage
 	AuthMethods       json.RawMessage
+	// Steering is true when the agent advertised _session/steering
+	// (_meta.steering.supported).
+	Steering bool
 }
 
 // ClientConn is the client end of one ACP connection: permhost as the
@@ -369,6 +378,8 @@ func (c *ClientConn) Initialize(ctx context.Context) (InitializeResult, error) {
 	out := InitializeResult{ProtocolVersion: ProtocolVersion, Agent: peerOf(res["agentInfo"]),
 		AgentCapabilities: rawOrNil(res["agentCapabilities"]), AuthMethods: rawOrNil(res["authMethods"])}
 	c.state.setAgent(out.Agent, ProtocolVersion)
+	out.Steering = AdvertisesSteering(raw)
+	c.state.setSteering(out.Steering)
 	return out, nil
 }
 
@@ -817,6 +828,34 @@ func (c *ClientConn) finishPerm(p *clientPerm, dec PermissionDecision, herr erro
 	c.events.push(Event{Kind: EventPermission, Time: c.now(), SessionID: p.req.SessionID,
 		Permission: permissionEvent(p, dec, c.now().Sub(p.start))})
 	c.reply(line)
+	if dec.FollowUp != nil && dec.OptionID != "" && !c.cancelling(p.req.SessionID) {
+		c.followUp(*dec.FollowUp)
+	}
+}
+
+// cancelling reports whether session id's turn is being cancelled.
+func (c *ClientConn) cancelling(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.sessions[id]
+	return s != nil && s.cancelling
+}
+
+// followUp sends a request of the client's own after an answer; its
+// response is only logged.
+func (c *ClientConn) followUp(r OwnRequest) {
+	_, ch, err := c.startCall(r.Method, r.Params)
+	if err != nil {
+		c.log.Warn("a follow-up request was not sent", "method", r.Method, "err", err)
+		return
+	}
+	go func() {
+		select {
+		case res := <-ch:
+			c.log.Debug("the agent answered a follow-up request", "method", r.Method, "result", string(res.result), "err", res.err)
+		case <-c.done:
+		}
+	}()
 }
 
 // marshalNoEscape encodes v as compact JSON without HTML escaping.

@@ -16,6 +16,11 @@
 // (internal/jsontext); an agent line that may be a permission request but
 // cannot be read one way only is answered cancelled and never forwarded.
 // Batches go element by element through the same path as single lines.
+// A handler's Response.FollowUp (the _session/steering request that tells
+// the model why a call was refused, [MethodSessionSteering]) reaches the
+// agent right after the answer, under an id of permhost's own, and its
+// answer reaches no one; [SessionInfo].Steering says whether the agent
+// advertised the extension.
 //
 // A [Governor] (Options.Governor) steers the rest, on the same path: it
 // may hold the agent's result of session/new, load, resume or fork in its

@@ -117,6 +117,13 @@ type Response struct {
 	Line []byte
 	// Result is used when Line is nil: a session/request_permission result.
 	Result json.RawMessage
+	// FollowUp, when set, is sent the agent right after the answer, as a
+	// request of permhost's own (an id of permhost's, its response reaching
+	// no peer): for example the _session/steering that tells the model why
+	// its call was refused. It is sent only when the agent gets the answer
+	// the handler returned, selecting an option, and its session was not
+	// cancelled meanwhile.
+	FollowUp *OwnRequest
 }
 
 // Handler decides permission requests. The proxy calls RequestPermission in

@@ -333,6 +333,7 @@ func (p *Proxy) agentResponse(body []byte, d decoded) agentAction {
 			return agentAction{replace: errorLine(r.id, CodeInternalError, msg), stop: fmt.Errorf("%w: %s", ErrProtocolVersion, shown)}
 		}
 		p.state.setAgent(peerOf(f["agentInfo"]), ProtocolVersion)
+		p.state.setSteering(AdvertisesSteering(d.result))
 		return agentAction{}
 	}
 	if d.strict != nil {

@@ -45,6 +45,9 @@ type permission struct {
 	// slot is the answer's place among the client's lines to the agent,
 	// reserved when the client answered.
 	slot *answerSlot
+	// then is the handler's follow-up (Response.FollowUp), sent after the
+	// answer when the answer is the handler's.
+	then *OwnRequest
 }
 
 // maxAnsweredIDs bounds the record of answered permission requests whose
@@ -216,7 +219,13 @@ func (p *Proxy) handle(pp *permission) {
 		return
 	}
 	resp, err := p.callHandler(pp)
-	p.finish(pp, p.checkedResponse(pp, resp, err))
+	o := p.checkedResponse(pp, resp, err)
+	if err == nil && resp.FollowUp != nil && o.raw == nil && o.err == nil && o.reply.Selects() {
+		p.mu.Lock()
+		pp.then = resp.FollowUp
+		p.mu.Unlock()
+	}
+	p.finish(pp, o)
 }
 
 func (p *Proxy) callGovernor(pp *permission) (r Reply, err error) {
@@ -353,19 +362,45 @@ func (p *Proxy) finishWith(pp *permission, o outcome, write func([]byte) error) 
 		delete(p.perms, pp.key)
 		p.answered.add(pp.key)
 	}
+	then := pp.then
 	if pp.sessionCancelled && o.raw == nil && o.err == nil && o.reply.Selects() {
 		p.log.Debug("relaying an answer given after session/cancel as cancelled", "id", pp.key)
-		o = cancelledOutcome()
+		o, then = cancelledOutcome(), nil
 	}
+	thenLine := p.followUpLocked(then)
 	slot := pp.slot
 	p.mu.Unlock()
 	line := o.encode(pp.req.ID)
 	if slot != nil {
 		slot.fill(line)
+		write = p.toAgent.messageInOrder // after the slot, so after the answer
 	} else {
 		_ = write(line)
 	}
+	if thenLine != nil {
+		// Queued the way the answer was, after it: the agent reads the
+		// answer first.
+		_ = write(thenLine)
+	}
 	pp.cancel()
+}
+
+// followUpLocked returns the line of a follow-up request of permhost's own
+// (nil for none), under an id of permhost's whose answer is dropped
+// quietly, as a given-up request's is: nothing waits for it; p.mu is held.
+func (p *Proxy) followUpLocked(r *OwnRequest) []byte {
+	if r == nil || p.agentGone {
+		return nil
+	}
+	b, err := ownParams(r.Params)
+	if err != nil {
+		p.log.Warn("a follow-up of permhost's own is not sent", "method", r.Method, "err", err)
+		return nil
+	}
+	id := p.nextOwnIDLocked(p.agentIDInUseLocked)
+	p.ownLateAgent.add(idKey(id))
+	p.log.Debug("sending the agent a follow-up of permhost's own", "method", r.Method, "id", string(id))
+	return requestLine(id, r.Method, b)
 }
 
 // permClient is the Client of one permission request.

@@ -50,6 +50,9 @@ type SessionInfo struct {
 	Client Peer
 	// ProtocolVersion is the version the agent answered in initialize.
 	ProtocolVersion int
+	// Steering is true when the agent's initialize result advertised the
+	// _session/steering extension (MethodSessionSteering).
+	Steering bool
 }
 
 // toolCall is the merged state of one tool call: its fields in first-seen
@@ -86,6 +89,7 @@ type state struct {
 	agent          Peer
 	client         Peer
 	version        int
+	steering       bool // the agent advertised _session/steering
 }
 
 // newState returns an empty state; a zero bound is its default.
@@ -193,10 +197,17 @@ func (s *state) setAgent(p Peer, version int) {
 	s.mu.Unlock()
 }
 
+// setSteering records whether the agent advertised _session/steering.
+func (s *state) setSteering(on bool) {
+	s.mu.Lock()
+	s.steering = on
+	s.mu.Unlock()
+}
+
 func (s *state) info(id string) SessionInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	si := SessionInfo{ID: id, Agent: s.agent, Client: s.client, ProtocolVersion: s.version}
+	si := SessionInfo{ID: id, Agent: s.agent, Client: s.client, ProtocolVersion: s.version, Steering: s.steering}
 	if ss, ok := s.sessions[id]; ok {
 		si.Cwd, si.Mode = ss.cwd, ss.mode
 	}

@@ -97,6 +97,7 @@ func TestCheckAutoAgent(t *testing.T) {
 		"* auto", "decides by itself: everything",
 		"permhost would choose: default, by session/set_config_option (tried: the agent accepted it)",
 		"governable: yes — the current mode auto decides by itself; default asks",
+		"reasons: the agent advertises _session/steering",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -27,6 +27,10 @@ type HeadlessOptions struct {
 	// undecided: reject, cancel or prompt; "" means the configuration's
 	// headless.on_undecided.
 	OnUndecided string
+	// OnQuestion is what happens to a question or consent (no plugin
+	// decides one): cancel, reject or prompt; "" means the configuration's
+	// headless.on_question.
+	OnQuestion string
 	// Timeout bounds each decision, the person's answer included; when it
 	// expires the builtin fallback answers (the offered reject option, or
 	// cancelled). 0 means no bound.
@@ -34,6 +38,10 @@ type HeadlessOptions struct {
 	// Ask asks the person at the terminal. nil means there is none: prompt
 	// then behaves as reject, and the log says why.
 	Ask AskFunc
+	// AskReason, when set, is used instead of Ask: the person may type a
+	// reason with a reject, which [session] reasons tells the agent's
+	// model ([prompt.Terminal.AskReason]).
+	AskReason func(ctx context.Context, q prompt.Question) (prompt.Answer, error)
 	// Leader, when set, is asked about undecided requests before the
 	// headless policy (permhost run --leader); see headless_leader.go.
 	Leader LeaderFunc
@@ -59,6 +67,11 @@ func (e *Engine) Headless(opts HeadlessOptions) (acp.PermissionHandler, error) {
 	default:
 		return nil, fmt.Errorf("%w: on-undecided %q: want reject, cancel or prompt", ErrHeadless, opts.OnUndecided)
 	}
+	switch opts.OnQuestion {
+	case "", config.UndecidedReject, config.UndecidedCancel, config.UndecidedPrompt:
+	default:
+		return nil, fmt.Errorf("%w: on-question %q: want cancel, reject or prompt", ErrHeadless, opts.OnQuestion)
+	}
 	if opts.Timeout < 0 {
 		return nil, fmt.Errorf("%w: negative timeout %v", ErrHeadless, opts.Timeout)
 	}
@@ -73,7 +86,8 @@ type headlessHandler struct {
 // headlessDecision is a decision and whether the deadline cut it short.
 type headlessDecision struct {
 	decision
-	expired bool
+	expired    bool
+	personText string // the reason the person typed with a reject
 }
 
 func (h headlessHandler) DecidePermission(ctx context.Context, pr *acp.PermissionRequest) (acp.PermissionDecision, error) {
@@ -125,13 +139,14 @@ func (h headlessHandler) DecidePermission(ctx context.Context, pr *acp.Permissio
 		proxyHandler{e}.setAnswer(&d.decision, req, a.OptionID, a.Cancelled)
 	}
 	e.governed(pr, req, berr, &d.entry)
+	then := e.steer(pr, &d.entry, d.personText)
 	d.entry.LatencyUs = e.now().Sub(start).Microseconds()
 	e.record(d.entry)
 	reason := d.entry.Reason
 	if reason == "" {
 		reason = d.entry.Fallback
 	}
-	return acp.PermissionDecision{OptionID: d.entry.OptionID, DecidedBy: d.entry.DecidedBy, Reason: reason, DecisionID: req.DecisionID}, nil
+	return acp.PermissionDecision{OptionID: d.entry.OptionID, DecidedBy: d.entry.DecidedBy, Reason: reason, DecisionID: req.DecisionID, FollowUp: then}, nil
 }
 
 // pastDeadline reports whether ctx's deadline has passed. A plugin stopped
@@ -150,6 +165,8 @@ func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, 
 		v = host.Verdict{Outcome: abi.OutcomeAsk, Fallback: "request is malformed: " + pr.Suspicious}
 	case berr != nil:
 		v = host.Verdict{Outcome: abi.OutcomeAsk, Fallback: "request not understood: " + berr.Error()}
+	case isQuestion(req, berr):
+		return h.question(ctx, req, entry)
 	default:
 		v = h.e.decide(ctx, req)
 	}
@@ -177,7 +194,7 @@ func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, 
 		return headlessDecision{decision: d.decision, expired: true}
 	}
 	mode := h.opts.OnUndecided
-	if mode == config.UndecidedPrompt && h.opts.Ask == nil {
+	if mode == config.UndecidedPrompt && !h.canAsk() {
 		mode = config.UndecidedReject
 		why += "; no terminal, so --on-undecided prompt behaves as reject"
 	}
@@ -202,7 +219,9 @@ func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, 
 	if dl, ok := ctx.Deadline(); ok {
 		q.Deadline, q.Expiry = dl, "the fallback rejects"
 	}
-	id, err := h.opts.Ask(ctx, q)
+	ans, err := h.ask(ctx, q)
+	id := ans.ID
+	d.personText = ans.Reason
 	switch {
 	case ctx.Err() != nil || pastDeadline(ctx):
 		return headlessDecision{decision: d.decision, expired: true}
@@ -230,6 +249,17 @@ func (h headlessHandler) decide(ctx context.Context, pr *acp.PermissionRequest, 
 		ph.setAnswer(&d.decision, req, id, false)
 	}
 	return d
+}
+
+func (h headlessHandler) canAsk() bool { return h.opts.Ask != nil || h.opts.AskReason != nil }
+
+// ask puts q to the person with AskReason, else Ask.
+func (h headlessHandler) ask(ctx context.Context, q prompt.Question) (prompt.Answer, error) {
+	if h.opts.AskReason != nil {
+		return h.opts.AskReason(ctx, q)
+	}
+	id, err := h.opts.Ask(ctx, q)
+	return prompt.Answer{ID: id}, err
 }
 
 // undecidedWhy says why the plugins left a request undecided.

@@ -64,8 +64,10 @@ type LogEntry struct {
 	Mode *LogMode `json:"mode,omitempty"`
 	// Unasked marks a tool call the agent ran with no permission request
 	// (outcome "ran", decidedBy "agent").
-	Unasked   bool  `json:"unasked,omitempty"`
-	LatencyUs int64 `json:"latencyUs"`
+	Unasked bool `json:"unasked,omitempty"`
+	// Steer is what [session] reasons did after a reject (reasons.go).
+	Steer     *LogSteer `json:"steer,omitempty"`
+	LatencyUs int64     `json:"latencyUs"`
 }
 
 // Mode actions, in LogMode.Action.

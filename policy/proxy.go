@@ -41,6 +41,8 @@ func (h proxyHandler) RequestPermission(ctx context.Context, pr *acp.PermissionR
 		d = h.person(ctx, pr, req, host.Verdict{Outcome: abi.OutcomeAsk, Fallback: "request is malformed: " + pr.Suspicious}, c, entry)
 	case err != nil:
 		d = h.person(ctx, pr, req, host.Verdict{Outcome: abi.OutcomeAsk, Fallback: "request not understood: " + err.Error()}, c, entry)
+	case isQuestion(req, err):
+		d = h.question(ctx, pr, req, c, entry)
 	case e.cfg.Strategy == config.StrategyRace:
 		d = h.race(ctx, pr, req, c, entry)
 	default:
@@ -56,12 +58,13 @@ func (h proxyHandler) RequestPermission(ctx context.Context, pr *acp.PermissionR
 		d.result, d.line = answer.Cancelled().Result(), nil
 	}
 	e.governed(pr, req, err, &d.entry)
+	then := e.steer(pr, &d.entry, "")
 	d.entry.LatencyUs = e.now().Sub(start).Microseconds()
 	e.record(d.entry)
 	if ctx.Err() != nil {
 		return acp.Response{}, ctx.Err()
 	}
-	return acp.Response{Line: d.line, Result: d.result}, nil
+	return acp.Response{Line: d.line, Result: d.result, FollowUp: then}, nil
 }
 
 // governed is what [session] adds to a decided permission request, in the
@@ -70,6 +73,9 @@ func (h proxyHandler) RequestPermission(ctx context.Context, pr *acp.PermissionR
 // itself (no plugin, person or leader saw them); an allowed call's own
 // file and terminal requests are not asked again. berr is BuildRequest's.
 func (e *Engine) governed(pr *acp.PermissionRequest, req abi.Request, berr error, entry *LogEntry) {
+	if isQuestion(req, berr) {
+		return // the person's answer to a question, untouched
+	}
 	if berr == nil && e.cfg.Session.Modes == config.ModesGovern {
 		if removed := decidingSwitches(req.Options, e.reqProfile(req)); len(removed) > 0 {
 			entry.Mode = &LogMode{Action: ModeRemoveOptions, Trigger: acp.MethodRequestPermission, Options: idsOf(removed)}

@@ -115,6 +115,13 @@ func buildRequest(pr *acp.PermissionRequest, decisionID, home string, read *prof
 	if err != nil {
 		return req, err
 	}
+	if prof.IsQuestion(tc.ToolCallID, tc.Kind, opts) && facts.Command == nil && len(facts.Paths) == 0 && len(facts.Action.URLs) == 0 {
+		// A question or consent, not a tool call: the person answers it
+		// (policy/question.go). A request that names a command, a file
+		// or a URL acts, whatever its options look like: the chain
+		// decides it.
+		facts.Action.Family = abi.FamilyQuestion
+	}
 	req.Shell, req.Paths = analyze(facts, pr.Session.Cwd, req.Session.Home)
 	roots := commandRoots(req.Shell)
 	for i := range opts {

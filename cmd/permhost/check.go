@@ -61,6 +61,9 @@ type checkReport struct {
 	Why        string `json:"why"`
 	// Govern is the configuration's [session] modes.
 	Govern string `json:"modesSetting"`
+	// Steering is whether the agent advertises _session/steering: then a
+	// reject's reason can be told to its model ([session] reasons).
+	Steering bool `json:"steering"`
 }
 
 type checkMode struct {
@@ -263,6 +266,7 @@ func (c *checkConn) check(ctx context.Context, cwd string, session config.Sessio
 	if err != nil {
 		return rep, fmt.Errorf("initialize: the result is not one strict JSON object: %w", err)
 	}
+	rep.Steering = acp.AdvertisesSteering(res)
 	for _, m := range init {
 		if m.Key == "agentInfo" {
 			if f, err := jsontext.Object(m.Value); err == nil {
@@ -352,6 +356,11 @@ func printCheck(w io.Writer, r checkReport) {
 	profile.Describe(&b, profile.ByName(r.Profile))
 	for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
 		fmt.Fprintln(w, "  "+l)
+	}
+	if r.Steering {
+		fmt.Fprintln(w, "reasons: the agent advertises _session/steering: a reject's reason is told to its model ([session] reasons)")
+	} else {
+		fmt.Fprintln(w, "reasons: the agent does not advertise _session/steering: its model learns only that a call was rejected")
 	}
 	fmt.Fprintf(w, "session: %s in %s\n", r.Session, r.Cwd)
 	if len(r.Modes) == 0 {

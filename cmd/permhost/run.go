@@ -172,7 +172,8 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		mode = engine.Config().OnUndecided
 	}
 	var ask policy.AskFunc
-	if mode == config.UndecidedPrompt {
+	var askReason func(context.Context, prompt.Question) (prompt.Answer, error)
+	if mode == config.UndecidedPrompt || engine.Config().OnQuestion == config.UndecidedPrompt {
 		if f, ok := stdin.(*os.File); ok && prompt.IsTerminal(f) {
 			grace := *promptGrace
 			if grace == 0 {
@@ -182,16 +183,20 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			if err != nil {
 				return fail("%v", err)
 			}
-			ask = term.Ask
+			ask, askReason = term.Ask, term.AskReason
 		} else {
-			fmt.Fprintln(stderr, "permhost run: stdin is not a terminal: --on-undecided prompt behaves as reject")
+			if mode == config.UndecidedPrompt {
+				fmt.Fprintln(stderr, "permhost run: stdin is not a terminal: --on-undecided prompt behaves as reject")
+			} else {
+				fmt.Fprintln(stderr, "permhost run: stdin is not a terminal: [headless] on_question prompt behaves as cancel")
+			}
 		}
 	}
 	leaderAsk, err := leaderFunc(*leaderSocket, cwd, *permTimeout) // leader_worker.go
 	if err != nil {
 		return fail("%v", err)
 	}
-	handler, err := engine.Headless(policy.HeadlessOptions{OnUndecided: mode, Timeout: *permTimeout, Ask: ask, Leader: leaderAsk})
+	handler, err := engine.Headless(policy.HeadlessOptions{OnUndecided: mode, Timeout: *permTimeout, Ask: ask, AskReason: askReason, Leader: leaderAsk})
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -156,6 +156,10 @@ type Config struct {
 	// DefaultLoadWait.
 	LoadWait    time.Duration
 	OnUndecided string
+	// OnQuestion is what `permhost run` does with a permission request that
+	// is a question or a consent (abi.FamilyQuestion), which no plugin
+	// decides: cancel (the default), reject or prompt.
+	OnQuestion string
 	// LogPath is the decision log, absolute; empty = off.
 	LogPath string
 	Plugins []Plugin
@@ -340,7 +344,7 @@ func parse(data []byte, name, dir, abs string) (*Config, error) {
 		return nil, err
 	}
 	c := &checker{file: name, dir: dir, lines: keyLines(data)}
-	cfg := &Config{File: abs, Strategy: StrategySequential, OnUndecided: UndecidedReject}
+	cfg := &Config{File: abs, Strategy: StrategySequential, OnUndecided: UndecidedReject, OnQuestion: UndecidedCancel}
 	c.table("", doc, map[string]func(string, any){
 		"strategy": func(k string, v any) {
 			cfg.Strategy = c.enum(k, v, StrategySequential, StrategyRace)
@@ -351,6 +355,9 @@ func parse(data []byte, name, dir, abs string) (*Config, error) {
 			c.table(k, c.asTable(k, v), map[string]func(string, any){
 				"on_undecided": func(k string, v any) {
 					cfg.OnUndecided = c.enum(k, v, UndecidedReject, UndecidedCancel, UndecidedPrompt)
+				},
+				"on_question": func(k string, v any) {
+					cfg.OnQuestion = c.enum(k, v, UndecidedCancel, UndecidedReject, UndecidedPrompt)
 				},
 			})
 		},

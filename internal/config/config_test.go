@@ -144,7 +144,7 @@ func TestEmptyFileIsATransparentDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Strategy != "sequential" || cfg.OnUndecided != "reject" || len(cfg.Plugins) != 0 || cfg.LogPath != "" {
+	if cfg.Strategy != "sequential" || cfg.OnUndecided != "reject" || cfg.OnQuestion != "cancel" || len(cfg.Plugins) != 0 || cfg.LogPath != "" {
 		t.Errorf("defaults = %+v", cfg)
 	}
 }
@@ -177,6 +177,7 @@ func TestMistakes(t *testing.T) {
 		{"no load wait", "load_wait = \"0s\"\n", 1, "load_wait", "out of range [1ms, 10m0s]"},
 		{"unknown strategy", "strategy = \"parallel\"\n", 1, "strategy", `"parallel" is not one of sequential, race`},
 		{"unknown headless policy", "[headless]\non_undecided = \"allow\"\n", 2, "headless.on_undecided", "is not one of reject, cancel, prompt"},
+		{"a question is never allowed headless", "[headless]\non_undecided = \"reject\"\non_question = \"allow\"\n", 3, "headless.on_question", "is not one of cancel, reject, prompt"},
 		{"unknown failure policy", plugin + "failure_policy = \"open\"\n", 4, "plugin[0].failure_policy", "is not one of closed, abstain, monitor"},
 		{"unknown layer", plugin + "layer = \"root\"\n", 4, "plugin[0].layer", "is not one of admin, team, user"},
 		{"missing plugin file", "[[plugin]]\nname = \"gone\"\npath = \"gone.wasm\"\n", 3, "plugin[0].path", "no such file or directory"},

@@ -26,6 +26,16 @@ const (
 	AllowAlwaysOff = "off"
 )
 
+// Values of [session] reasons.
+const (
+	// ReasonsSteer: a reject decided by a plugin, the fallback or a person
+	// who typed a reason is followed by a _session/steering request that
+	// tells the agent's model why, when the agent advertised it.
+	ReasonsSteer = "steer"
+	// ReasonsOff: the model is told nothing beyond the reject.
+	ReasonsOff = "off"
+)
+
 // Session is the [session] table: what permhost does about the decisions an
 // agent would otherwise make by itself. Load and Parse fill every field
 // with its default; in a Config built in code the empty strings mean
@@ -44,6 +54,9 @@ type Session struct {
 	// nil means the built-in list (auto, yolo, bypass, full-access,
 	// accept).
 	DecidingWords []string
+	// Reasons is ReasonsSteer or ReasonsOff; by default steer whenever a
+	// plugin or bundle is configured, else off.
+	Reasons string
 	// Line is the line of [session]; 0 when the file has none.
 	Line int
 }
@@ -66,7 +79,8 @@ func (c *checker) session(k string, v any, s *Session) {
 		"allow_always": func(k string, v any) {
 			s.AllowAlways = c.enum(k, v, AllowAlwaysPermhost, AllowAlwaysAgent, AllowAlwaysOff)
 		},
-		"fs": func(k string, v any) { s.FS = c.enum(k, v, FSGovern, FSPass) },
+		"fs":      func(k string, v any) { s.FS = c.enum(k, v, FSGovern, FSPass) },
+		"reasons": func(k string, v any) { s.Reasons = c.enum(k, v, ReasonsSteer, ReasonsOff) },
 		"deciding_words": func(k string, v any) {
 			list, ok := v.([]any)
 			if !ok {
@@ -91,7 +105,7 @@ func (c *checker) session(k string, v any, s *Session) {
 
 // sessionDefaults fills what [session] left out: modes and fs govern when
 // a plugin or bundle is configured (a policy then exists to govern with),
-// allow_always is permhost.
+// allow_always is permhost, reasons steer when there is a policy.
 func sessionDefaults(s *Session, policies bool) {
 	dflt := ModesPass
 	if policies {
@@ -105,5 +119,11 @@ func sessionDefaults(s *Session, policies bool) {
 	}
 	if s.AllowAlways == "" {
 		s.AllowAlways = AllowAlwaysPermhost
+	}
+	if s.Reasons == "" {
+		s.Reasons = ReasonsOff
+		if policies {
+			s.Reasons = ReasonsSteer
+		}
 	}
 }

@@ -56,6 +56,14 @@ var codex = &Profile{
 			Where: "\"don't ask again for these files\", this session (not exercised)"},
 	},
 	Elicitation: &MetaMatch{Key: "codex_approval_kind", Value: "mcp_tool_call"},
+	Questions: []Question{
+		// Recorded (2.6, v2 plan-mode transcripts): toolCallId
+		// "plan-review:<id>-plan", kind switch_mode, rawInput {plan};
+		// implement_plan switches collaboration_mode to default and
+		// starts implementing, revise_plan keeps planning.
+		{What: `plan review "Implement this plan?"`, Kind: abi.KindSwitchMode,
+			OptionIDs: []string{"implement_plan", "revise_plan"}},
+	},
 	Notes: []string{
 		"2.6 starts in agent (Auto review), which asks nothing; it asks with INITIAL_AGENT_MODE=read-only.",
 		"With form elicitation advertised, MCP tool-call approvals arrive as elicitation/create (_meta.codex_approval_kind \"mcp_tool_call\").",

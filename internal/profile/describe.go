@@ -98,6 +98,20 @@ func Describe(w io.Writer, p *Profile) {
 	if p.Elicitation != nil {
 		fmt.Fprintf(w, "  approvals by elicitation/create when _meta.%s = %q\n", p.Elicitation.Key, p.Elicitation.Value)
 	}
+	for _, q := range p.Questions {
+		var how []string
+		if q.Kind != "" {
+			how = append(how, "kind "+q.Kind)
+		}
+		if len(q.OptionIDs) > 0 {
+			how = append(how, "options "+strings.Join(q.OptionIDs, ", "))
+		}
+		if q.ToolCallIDPrefix != "" {
+			how = append(how, "toolCallId "+q.ToolCallIDPrefix+"…")
+		}
+		fmt.Fprintf(w, "  question: %s (%s): passed to the person untouched\n", q.What, strings.Join(how, "; "))
+	}
+	fmt.Fprintln(w, "  questions of any agent: no kind that acts and options that are answers (q{n}_…, or not allow/reject kinds)")
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}

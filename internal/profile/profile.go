@@ -45,6 +45,10 @@ type Profile struct {
 	// Elicitation, when set, recognises the elicitation/create requests
 	// that are approvals of a tool call rather than questions.
 	Elicitation *MetaMatch
+	// Questions recognise the agent's permission requests that are
+	// questions or consents, not tool calls (question.go); the generic
+	// shape is recognised for every profile.
+	Questions []Question
 	// Notes are what a person should know about the agent, one line each.
 	Notes []string
 }

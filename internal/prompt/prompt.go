@@ -116,39 +116,73 @@ const keys = "123456789abcdefghijklmnopqrstuvwxyz"
 // returns ErrDeclined on Esc, ErrHangup when the input ends, and ctx.Err()
 // when ctx ends first (the question is then marked withdrawn).
 func (t *Terminal) Ask(ctx context.Context, q Question) (string, error) {
+	a, err := t.ask(ctx, q, false)
+	return a.ID, err
+}
+
+// Answer is the person's answer: the option chosen and, for a reject, the
+// reason the person typed ("" for none).
+type Answer struct {
+	ID, Reason string
+}
+
+// ReasonKey is the key that rejects with a reason: it chooses the first
+// reject option shown and reads a line, the reason, up to Enter.
+const ReasonKey = 'R'
+
+// maxReasonBytes bounds a typed reason.
+const maxReasonBytes = 1000
+
+// AskReason is Ask that also offers ReasonKey when a reject option is
+// shown: the person may then type why, which permhost tells the agent's
+// model ([session] reasons). Esc while typing rejects without a reason.
+func (t *Terminal) AskReason(ctx context.Context, q Question) (Answer, error) {
+	return t.ask(ctx, q, true)
+}
+
+// firstReject returns the index of the first reject option, or -1.
+func firstReject(opts []Option) int {
+	for i, o := range opts {
+		if strings.HasPrefix(o.Kind, "reject") {
+			return i
+		}
+	}
+	return -1
+}
+
+func (t *Terminal) ask(ctx context.Context, q Question, reasons bool) (Answer, error) {
 	if len(q.Options) == 0 {
-		return "", errors.New("prompt: no options to choose from")
+		return Answer{}, errors.New("prompt: no options to choose from")
 	}
 	if len(q.Options) > len(keys) {
 		q.Options = q.Options[:len(keys)]
 	}
+	reject := -1
+	if reasons {
+		reject = firstReject(q.Options)
+	}
 	select {
 	case <-t.turn:
 	case <-ctx.Done():
-		return "", ctx.Err()
+		return Answer{}, ctx.Err()
 	}
 	defer func() { t.turn <- struct{}{} }()
 
 	restore, err := cbreak(t.in)
 	if err != nil {
-		return "", fmt.Errorf("prompt: %w", err)
+		return Answer{}, fmt.Errorf("prompt: %w", err)
 	}
 	defer restore()
 	discardTypeahead(t.in)
 	// The grace runs from the moment the question is written: a key read
 	// sooner cannot be an answer to it.
 	shown := t.now()
-	io.WriteString(t.out, render(q))
+	io.WriteString(t.out, render(q, reject))
 	var buf [64]byte
 	for {
 		n, err := readKeys(ctx, t.in, buf[:])
 		if err != nil {
-			if ctx.Err() != nil {
-				fmt.Fprintln(t.out, "\r\n  (withdrawn)")
-				return "", ctx.Err()
-			}
-			fmt.Fprintln(t.out, "\r\n  (no answer: the terminal's input ended)")
-			return "", ErrHangup
+			return Answer{}, t.readFailed(ctx)
 		}
 		if t.grace > 0 && t.now().Sub(shown) < t.grace {
 			continue // too soon to be an answer to this question
@@ -157,17 +191,75 @@ func (t *Terminal) Ask(ctx context.Context, q Question) (string, error) {
 		if chunk[0] == 0x1b { // Esc alone declines; an escape sequence (arrow keys...) is ignored
 			if n == 1 {
 				fmt.Fprintln(t.out, "\r\n  → declined")
-				return "", ErrDeclined
+				return Answer{}, ErrDeclined
 			}
 			continue
 		}
-		for _, k := range chunk {
+		for j, k := range chunk {
+			if k == ReasonKey && reject >= 0 {
+				o := q.Options[reject]
+				fmt.Fprintf(t.out, "%c\r\n  → %s; reason (Enter to send): ", k, safetext.Terminal(label(o)))
+				why, err := t.readLine(ctx, chunk[j+1:])
+				if err != nil {
+					return Answer{}, err
+				}
+				return Answer{ID: o.ID, Reason: why}, nil
+			}
 			if i := strings.IndexByte(keys, k); i >= 0 && i < len(q.Options) {
 				o := q.Options[i]
 				fmt.Fprintf(t.out, "%c\r\n  → %s\r\n", k, safetext.Terminal(label(o)))
-				return o.ID, nil
+				return Answer{ID: o.ID}, nil
 			}
 		}
+	}
+}
+
+// readFailed is the error of a read that ended: ctx's, or ErrHangup.
+func (t *Terminal) readFailed(ctx context.Context) error {
+	if ctx.Err() != nil {
+		fmt.Fprintln(t.out, "\r\n  (withdrawn)")
+		return ctx.Err()
+	}
+	fmt.Fprintln(t.out, "\r\n  (no answer: the terminal's input ended)")
+	return ErrHangup
+}
+
+// readLine reads a line in cbreak mode, echoing it, starting with the
+// bytes already read: Enter ends it, Backspace erases, Esc ends it empty.
+// Control bytes are dropped.
+func (t *Terminal) readLine(ctx context.Context, pending []byte) (string, error) {
+	var line []byte
+	var buf [64]byte
+	for {
+		for _, c := range pending {
+			switch {
+			case c == '\r' || c == '\n':
+				fmt.Fprint(t.out, "\r\n")
+				return strings.ToValidUTF8(strings.TrimSpace(string(line)), ""), nil
+			case c == 0x1b:
+				fmt.Fprint(t.out, "\r\n  (no reason)\r\n")
+				return "", nil
+			case c == 0x7f || c == 0x08:
+				if len(line) > 0 {
+					// Erase a whole UTF-8 sequence.
+					i := len(line) - 1
+					for i > 0 && line[i]&0xc0 == 0x80 {
+						i--
+					}
+					line = line[:i]
+					fmt.Fprint(t.out, "\b \b")
+				}
+			case c < 0x20:
+			case len(line) < maxReasonBytes:
+				line = append(line, c)
+				t.out.Write([]byte{c})
+			}
+		}
+		n, err := readKeys(ctx, t.in, buf[:])
+		if err != nil {
+			return "", t.readFailed(ctx)
+		}
+		pending = buf[:n]
 	}
 }
 
@@ -180,8 +272,9 @@ func label(o Option) string {
 
 // render formats the question for a terminal in cbreak mode ("\r\n" line
 // ends, no colours: the output may be a log). Every field is the agent's,
-// a worker's or a plugin's, and goes through safetext.
-func render(q Question) string {
+// a worker's or a plugin's, and goes through safetext. reject is the index
+// of the option the reason key rejects with, or -1 for no reason key.
+func render(q Question, reject int) string {
 	var b strings.Builder
 	line := func(format string, args ...any) {
 		fmt.Fprintf(&b, format, args...)
@@ -232,6 +325,9 @@ func render(q Question) string {
 	}
 	for i, o := range q.Options {
 		line("  [%c] %s (%s)", keys[i], text(label(o)), text(o.Kind))
+	}
+	if reject >= 0 {
+		line("  [%c] %s, and type a reason the agent is told", ReasonKey, text(label(q.Options[reject])))
 	}
 	hint := "  Esc: decline"
 	if !q.Deadline.IsZero() {

@@ -340,3 +340,47 @@ func TestOpenRefusesNonTerminals(t *testing.T) {
 		t.Fatalf("Open(pipe) = %v", err)
 	}
 }
+
+func TestRenderNeutralisesControlCharacters(t *testing.T) {
+	q := Question{Title: "evil\x1b]0;pwned\x07title", Command: "echo \x1b[2Jhi", Options: []Option{{ID: "a", Kind: "allow_once"}}}
+	got := render(q, -1)
+	if strings.ContainsAny(got, "\x1b\x07") {
+		t.Fatalf("control characters reached the terminal: %q", got)
+	}
+}
+
+// TestAskReason: the reason key rejects with the first reject option and
+// reads a line (Backspace erases, control bytes are dropped); Ask offers
+// no such key.
+func TestAskReason(t *testing.T) {
+	term, ptmx, scr := newPTY(t, Options{Grace: -1})
+	ch := make(chan Answer, 1)
+	errs := make(chan error, 1)
+	go func() {
+		a, err := term.AskReason(context.Background(), question)
+		ch <- a
+		errs <- err
+	}()
+	scr.waitFor(t, "choice: ", 1)
+	if !strings.Contains(scr.String(), "[R] Reject, and type a reason") {
+		t.Fatalf("the reason key is not shown:\n%s", scr.String())
+	}
+	ptmx.Write([]byte("Ruse make cleanx\x7f\x01\r"))
+	var a Answer
+	select {
+	case a = <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("AskReason did not return")
+	}
+	if err := <-errs; err != nil || a != (Answer{ID: "reject", Reason: "use make clean"}) {
+		t.Fatalf("AskReason = %+v, %v", a, err)
+	}
+
+	// Ask alone: R is no key, the next key answers.
+	ch2 := ask(term, context.Background(), question)
+	scr.waitFor(t, "choice: ", 2)
+	ptmx.Write([]byte("R2"))
+	if got := waitAnswer(t, ch2); got.err != nil || got.id != "allow" {
+		t.Fatalf("Ask = %+v", got)
+	}
+}

@@ -71,7 +71,7 @@ func checkScreen(t *testing.T, screen string, want ...string) {
 var fields = []string{"title", "kind", "command", "command2", "/path", "access", "plugin", "summary", "risk", "plugin2", "preason", "reason", "expiry", "name1", "okind1", "id2", "okind2"}
 
 func TestRenderEscapesEveryField(t *testing.T) {
-	got := render(hostileQuestion())
+	got := render(hostileQuestion(), -1)
 	checkScreen(t, got, fields...)
 	if !strings.Contains(got, `[LEVEL\x1b]2;PWNED\a\x1b[2J\u202e\u200b\u2028\r`) {
 		t.Errorf("the risk level is not shown escaped: %q", got)

@@ -7,7 +7,7 @@
 // that edits unasked). In a mode that decides by itself it runs a tool
 // call without asking, as the real agent did.
 //
-//	likeagent -agent claude101|codex|gemini|qwen|deciding [-start MODE] [-load MODE] [-fork MODE] [-undo N] [-refuse-switch] [-events FILE] [-report FILE]
+//	likeagent -agent claude101|codex|gemini|qwen|deciding [-start MODE] [-load MODE] [-fork MODE] [-undo N] [-refuse-switch] [-steering-events] [-events FILE] [-report FILE]
 //
 // -refuse-switch answers every session/set_mode and
 // session/set_config_option with an error: an agent that will not leave
@@ -24,7 +24,9 @@
 // ExitPlanMode), "switch: MODE" (the agent changes its own mode, as Qwen
 // Code's "Allow All Edits" did) or "approve: SERVER/TOOL" (an MCP tool-call
 // approval, as codex-acp sends it as elicitation/create when the client
-// advertises form elicitation). Each step becomes one tool call; the agent
+// advertises form elicitation) or "planreview: PLAN" (codex-acp 2.6's plan
+// review "Implement this plan?", a question as recorded). Each step
+// becomes one tool call; the agent
 // writes a JSON line per step to the events file:
 // {"step","asked","answer","ran","unoffered","fs","mode"}. An answer naming
 // an option it did not offer is refused as the real agents do (an error;
@@ -47,6 +49,12 @@
 // harmless-allow, harmless-reject) under ID, as an agent that learnt or
 // guessed an id of permhost's own would; its answer is the event
 // "collide".
+//
+// claude101 and codex advertise _session/steering in initialize, as
+// recorded; a steering request is answered "injected" while a prompt runs
+// and "promptRequired" otherwise (the idleBehavior permhost asks for); with
+// -steering-events it is an event {"step":"steering: TEXT","answer":OUTCOME}
+// too. The others answer it -32601, as an agent without the extension does.
 package main
 
 import (
@@ -128,20 +136,22 @@ type agent struct {
 	report *os.File
 	events *os.File
 
-	cwd     string
-	mode    string
-	fsRead  bool // the client advertised fs.readTextFile
-	fsWrite bool
-	elicit  bool // the client advertised elicitation.form
-	refuse  bool // -refuse-switch
-	load    string
-	fork    string
-	undo    int
-	nextID  int    // the agent's own request ids, from 0
-	collide string // the id of the harmless request sent for _e2e/collide
-	nextCal int
-	roots   []string // session rules on a command root
-	prefix  []string // codex prefix rules (whole commands)
+	cwd         string
+	mode        string
+	fsRead      bool // the client advertised fs.readTextFile
+	fsWrite     bool
+	elicit      bool // the client advertised elicitation.form
+	refuse      bool // -refuse-switch
+	load        string
+	fork        string
+	undo        int
+	nextID      int    // the agent's own request ids, from 0
+	collide     string // the id of the harmless request sent for _e2e/collide
+	nextCal     int
+	prompting   bool     // a session/prompt is running
+	steerEvents bool     // -steering-events
+	roots       []string // session rules on a command root
+	prefix      []string // codex prefix rules (whole commands)
 }
 
 func main() {
@@ -152,6 +162,7 @@ func main() {
 	refuse := flag.Bool("refuse-switch", false, "answer every switch of mode with an error")
 	load := flag.String("load", "", "the mode session/load and session/resume find the session in (default: the start mode)")
 	fork := flag.String("fork", "", "the mode session/fork starts in (default: the start mode)")
+	steerEvents := flag.Bool("steering-events", false, "write an event for each _session/steering request")
 	undo := flag.Int("undo", 0, "undo the first N switches asked for, reporting the mode back before answering success")
 	flag.Parse()
 	d, ok := defs[*name]
@@ -159,7 +170,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "likeagent: unknown -agent", *name)
 		os.Exit(2)
 	}
-	a := &agent{name: *name, def: d, in: bufio.NewReaderSize(os.Stdin, 1<<20), out: bufio.NewWriter(os.Stdout), mode: d.start, refuse: *refuse}
+	a := &agent{name: *name, def: d, in: bufio.NewReaderSize(os.Stdin, 1<<20), out: bufio.NewWriter(os.Stdout), mode: d.start, refuse: *refuse, steerEvents: *steerEvents}
 	if *start != "" {
 		a.mode = *start
 	}
@@ -301,6 +312,7 @@ func (a *agent) handle(m msg) {
 			} `json:"prompt"`
 		}
 		json.Unmarshal(m.Params, &p)
+		a.prompting = true
 		for _, block := range p.Prompt {
 			for _, step := range strings.Split(block.Text, "\n") {
 				kind, arg, ok := strings.Cut(step, ": ")
@@ -331,9 +343,12 @@ func (a *agent) handle(m msg) {
 					a.switchSelf(strings.TrimSpace(arg))
 				case kind == "approve":
 					a.approve(strings.TrimSpace(arg))
+				case kind == "planreview":
+					a.planReview(strings.TrimSpace(arg))
 				}
 			}
 		}
+		a.prompting = false
 		a.respond(m.ID, `{"stopReason":"end_turn"}`)
 	case "_e2e/collide":
 		var p struct {
@@ -344,6 +359,27 @@ func (a *agent) handle(m msg) {
 		a.send(`{"jsonrpc":"2.0","id":` + a.collide + `,"method":"session/request_permission","params":{"sessionId":` + q(a.sessionID) +
 			`,"toolCall":{"toolCallId":"harmless","title":"List the files","kind":"read","status":"pending"},"options":[{"optionId":"harmless-allow","name":"Allow","kind":"allow_once"},{"optionId":"harmless-reject","name":"Reject","kind":"reject_once"}]}}`)
 		a.respond(m.ID, `{}`)
+	case "_session/steering":
+		if !strings.Contains(a.initialize, `"steering":{"supported":true}`) {
+			a.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`)
+			return
+		}
+		var p struct {
+			Prompt []struct {
+				Text string `json:"text"`
+			} `json:"prompt"`
+		}
+		json.Unmarshal(m.Params, &p)
+		outcome := "promptRequired"
+		if a.prompting {
+			outcome = "injected"
+		}
+		for _, b := range p.Prompt {
+			if a.steerEvents {
+				a.emit(event{Step: "steering: " + b.Text, Answer: outcome, Mode: a.mode})
+			}
+		}
+		a.respond(m.ID, `{"outcome":`+q(outcome)+`}`)
 	case "":
 		if a.collide != "" && string(m.ID) == a.collide {
 			a.collide = ""
@@ -704,6 +740,24 @@ func (a *agent) plan(text string) {
 	a.update(`{"sessionUpdate":"config_option_update","configOptions":` + a.configOptions() + `}`)
 	a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"completed","title":"Exited Plan Mode"}`)
 	ev.Ran, ev.Mode = true, a.mode
+}
+
+// planReview is codex-acp 2.6's plan review, as recorded
+// (transcripts/v2/codexts-v2-plan-mode.jsonl, in ACP v1's shape): a question
+// put as a permission request of kind switch_mode.
+func (a *agent) planReview(plan string) {
+	a.nextCal++
+	ev := event{Step: "planreview: " + plan, Mode: a.mode, Asked: true}
+	defer func() { a.emit(ev) }()
+	id := "plan-review:" + a.sessionID + "-plan"
+	opts := []option{{"implement_plan", "Yes, implement this plan", "allow_once"}, {"revise_plan", "No, and tell Codex what to do differently", "reject_once"}}
+	reqID := a.nextID
+	a.nextID++
+	a.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/request_permission","params":{"sessionId":%s,"toolCall":{"toolCallId":%s,"kind":"switch_mode","status":"pending","rawInput":{"plan":%s}},"options":%s}}`,
+		reqID, q(a.sessionID), q(id), q(plan), optionsJSON(opts)))
+	ev.Answer = a.await(reqID)
+	ev.Ran = ev.Answer == "implement_plan"
+	ev.Unoffered = ev.Answer != "" && !slices.ContainsFunc(opts, func(o option) bool { return o.id == ev.Answer })
 }
 
 // switchSelf is the agent changing its own mode and saying so.
