@@ -197,6 +197,16 @@ var knownBugs = map[string]string{
 	"e/id-reuse-outstanding": "an agent reusing its id",
 	"e/id-reuse-editor":      "an agent reusing its id",
 	"e/id-reuse-own":         "agent request ids colliding with permhost's own",
+	// An id the agent reused may leave a message of its lane missing.
+	"f/id-reuse-answered":    "an agent reusing its id",
+	"f/id-reuse-outstanding": "an agent reusing its id",
+	"f/id-reuse-editor":      "an agent reusing its id",
+	"f/id-reuse-own":         "agent request ids colliding with permhost's own",
+	// An editor batch holding an answer permhost drops (late: the plugins
+	// won the race, or the request was withdrawn) loses its other
+	// elements too, now and then (2 of 1,000 seeds under -race; not in
+	// issue #19's list: found here).
+	"f/batch": "a batch with a dropped permission answer loses its other elements",
 	// An editor answer with an extra top-level key: the log records the
 	// option, the agent gets cancelled.
 	"c/answer-extra": "the editor's answer with an extra top-level key logged differently than the agent got it",
