@@ -64,18 +64,18 @@ type Options struct {
 
 // Plugin is a loaded plugin. Its methods are safe for concurrent use.
 type Plugin struct {
-	name       string
-	sha        string
-	limits     sandbox.Limits
-	config     json.RawMessage
-	poolSize   int
-	logger     *slog.Logger
-	info       abi.Info
+	name     string
+	sha      string
+	limits   sandbox.Limits
+	config   json.RawMessage
+	poolSize int
+	logger   *slog.Logger
+	info     abi.Info
 	// configProblems is what permhost_check_config found in config;
 	// checksConfig whether the module exports it.
 	configProblems []abi.ConfigProblem
 	checksConfig   bool
-	abiVersion abi.Version
+	abiVersion     abi.Version
 
 	// configStrings answers Extism's config_get.
 	configStrings map[string]string

@@ -385,13 +385,15 @@ func (e *Engine) reload(ctx context.Context, i int, old *source, seen string) {
 // (plugins that failed are retried in the background).
 func (e *Engine) Ready() <-chan struct{} { return e.ready }
 
-// checkKeys checks the [plugin.config] keys of pc against those p declares:
-// a key the plugin does not know would fail every request, so the plugin
+// checkKeys checks the [plugin.config] keys of pc against those p declares,
+// and takes what p's own permhost_check_config found wrong with its
+// configuration: a key the plugin does not know would fail every request, so the plugin
 // counts as failed to load (the error, of kind load) and the mistake is the
 // file's, for CheckConfig. late is set for a mistake CheckConfig has
 // already missed, which must be logged as an error.
 func (e *Engine) checkKeys(pc config.Plugin, p loaded) (err error, late bool) {
 	mistakes := config.CheckConfigKeys(pc, p.Info().ConfigKeys)
+	mistakes = append(mistakes, problemsOf(pc, configProblems(p))...)
 	if len(mistakes) == 0 {
 		return nil, false
 	}
@@ -465,7 +467,12 @@ func (e *Engine) cachedMistakes() (mistakes []*config.Error, complete bool) {
 			if !ok {
 				return nil, false
 			}
+			problems, ok := host.CachedConfigCheck(e.cacheDir, sha, pc.Config)
+			if !ok {
+				return nil, false
+			}
 			mistakes = append(mistakes, config.CheckConfigKeys(pc, keys)...)
+			mistakes = append(mistakes, problemsOf(pc, problems)...)
 		}
 	}
 	return mistakes, true

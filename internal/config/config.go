@@ -192,11 +192,14 @@ type Plugin struct {
 	Limits sandbox.Limits
 	// File, Key ("plugin[1]") and Line say where the entry is written, and
 	// ConfigLines where each top-level key of Config is, for mistakes found
-	// later (CheckConfigKeys).
-	File        string
-	Key         string
-	Line        int
-	ConfigLines map[string]int
+	// later (CheckConfigKeys), and ConfigKeyLines where each key at any
+	// depth is, as the plugin names it ("rules[2].acton"), for the
+	// mistakes the plugin finds ([PluginProblem]).
+	File           string
+	Key            string
+	Line           int
+	ConfigLines    map[string]int
+	ConfigKeyLines map[string]int
 	// Wasm, when set, is the module as read once and checked against its
 	// pin (a bundle's plugins, internal/bundle): [Plugin.Module] and
 	// [Plugin.Digest] use it, never the file again, so that what was
@@ -683,6 +686,12 @@ func (c *checker) plugin(k string, t map[string]any) Plugin {
 			p.ConfigLines = make(map[string]int, len(t))
 			for key := range t {
 				p.ConfigLines[key] = c.line(k + "." + key)
+			}
+			p.ConfigKeyLines = map[string]int{}
+			for key, n := range c.lines {
+				if rel, ok := strings.CutPrefix(key, k+"."); ok {
+					p.ConfigKeyLines[rel] = n
+				}
 			}
 		},
 	})

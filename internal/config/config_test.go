@@ -83,7 +83,8 @@ func TestLoadFull(t *testing.T) {
 	want := config.Plugin{Name: "no-rm", Path: filepath.Join(dir, "no-rm.wasm"),
 		SHA256:  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
 		Timeout: 250 * time.Millisecond, Memory: 16 << 20, FailurePolicy: "monitor", Layer: "team", Isolation: "in-process",
-		File: filepath.Join(dir, "permhost.toml"), Key: "plugin[0]", Line: 11, ConfigLines: map[string]int{"paths": 20, "nested": 21}}
+		File: filepath.Join(dir, "permhost.toml"), Key: "plugin[0]", Line: 11, ConfigLines: map[string]int{"paths": 20, "nested": 21},
+		ConfigKeyLines: map[string]int{"paths": 20, "nested": 21}}
 	gotCfg := string(p.Config)
 	p.Config = nil
 	if !reflect.DeepEqual(p, want) {
