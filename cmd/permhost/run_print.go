@@ -11,6 +11,7 @@ import (
 
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/internal/prompt"
+	"github.com/permhost/permhost/policy"
 )
 
 // runPrinter shows a session's events: the transcript for a person (agent
@@ -142,6 +143,9 @@ func who(decidedBy string) string {
 		return "you"
 	case "cancel", "":
 		return "cancellation"
+	}
+	if id, ok := strings.CutPrefix(decidedBy, policy.ByGrant); ok {
+		return "grant " + id // a stored grant (permhost grants), not a plugin
 	}
 	return "plugin " + decidedBy
 }

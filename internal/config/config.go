@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -606,7 +607,28 @@ func (c *checker) existingFile(k, p string) {
 		c.fail(k, "%s is a directory, want a .wasm file", p)
 	case !st.IsDir() && strings.HasPrefix(k, "bundle"):
 		c.fail(k, "%s is a file, want a bundle directory", p)
+	case !st.IsDir():
+		if err := wasmMagic(p); err != nil {
+			c.fail(k, "%s %v", p, err)
+		}
 	}
+}
+
+// wasmMagic fails when the file at p does not start as a WebAssembly
+// module does ("\x00asm"): a wrong path (the plugin's source, a text
+// file) is then the configuration's mistake, found before the agent
+// starts, rather than a plugin that fails to load at the first decision.
+func wasmMagic(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return errors.New(unwrapPathError(err))
+	}
+	defer f.Close()
+	var head [4]byte
+	if n, _ := io.ReadFull(f, head[:]); n < 4 || string(head[:]) != "\x00asm" {
+		return errors.New("is not a WebAssembly module (a .wasm file starts with \"\\0asm\"); build the plugin and name its .wasm")
+	}
+	return nil
 }
 
 func (c *checker) plugin(k string, t map[string]any) Plugin {
