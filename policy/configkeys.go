@@ -26,10 +26,13 @@ func CheckPluginKeys(ctx context.Context, plugins []config.Plugin, cacheDir stri
 		}
 		if sha, err := pc.Digest(); err == nil {
 			keys, ok := knownConfigKeys(cacheDir, pc.Path, sha)
-			problems, checked := host.CachedConfigCheck(cacheDir, sha, pc.Config)
-			if ok && checked {
-				found[i] = append(config.CheckConfigKeys(pc, keys), problemsOf(pc, problems)...)
-				continue
+			if ok {
+				found[i] = config.CheckConfigKeys(pc, keys)
+				problems, checked := host.CachedConfigCheck(cacheDir, sha, pc.Config)
+				found[i] = append(found[i], problemsOf(pc, problems)...)
+				if checked || len(found[i]) > 0 {
+					continue
+				}
 			}
 		}
 		wg.Add(1)

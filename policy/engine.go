@@ -448,9 +448,13 @@ func (e *Engine) CheckConfig(ctx context.Context) error {
 }
 
 // cachedMistakes checks each plugin that has a configuration table against
-// the description the compile cache remembers for its module; complete is
-// false when some plugin's description is not there (it must load first).
+// the description the compile cache remembers for its module, and takes
+// what its permhost_check_config said of the same configuration when the
+// cache remembers that; complete is false when some plugin's description
+// is not there, or when no mistake is found and some plugin's own check
+// is not known (it must load first).
 func (e *Engine) cachedMistakes() (mistakes []*config.Error, complete bool) {
+	unchecked := false
 	e.mu.Lock()
 	sources := slices.Clone(e.sources)
 	e.mu.Unlock()
@@ -467,15 +471,16 @@ func (e *Engine) cachedMistakes() (mistakes []*config.Error, complete bool) {
 			if !ok {
 				return nil, false
 			}
-			problems, ok := host.CachedConfigCheck(e.cacheDir, sha, pc.Config)
-			if !ok {
-				return nil, false
-			}
 			mistakes = append(mistakes, config.CheckConfigKeys(pc, keys)...)
+			problems, ok := host.CachedConfigCheck(e.cacheDir, sha, pc.Config)
+			unchecked = unchecked || !ok
 			mistakes = append(mistakes, problemsOf(pc, problems)...)
 		}
 	}
-	return mistakes, true
+	// What the plugin's own check says of a configuration is known only
+	// once it has loaded with it; the mistakes found without it are enough
+	// to stop, but a clean report must wait for the check.
+	return mistakes, !unchecked || len(mistakes) > 0
 }
 
 // knownConfigKeys returns the configuration keys the module at path

@@ -62,7 +62,7 @@ func runTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	for _, path := range fs.Args() {
 		suites, err := collectSuites(path)
 		if err != nil {
-			fmt.Fprintln(stderr, "permhost test:", err)
+			printError(stderr, "permhost test", err)
 			usageErr = true
 			continue
 		}

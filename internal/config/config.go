@@ -444,6 +444,10 @@ func suggest(k string, known map[string]func(string, any)) string {
 	return suggestName(k, names, "known keys")
 }
 
+// DidYouMean is suggestName for other files that report mistakes the way a
+// configuration does: ` (did you mean "x"?)`, or every name, as what.
+func DidYouMean(k string, names []string, what string) string { return suggestName(k, names, what) }
+
 // suggestName names the one of names nearest k, or lists them all (as
 // what) when none is near.
 func suggestName(k string, names []string, what string) string {
