@@ -10,8 +10,10 @@ import (
 	"os/signal"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 
+	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/worker"
 )
 
@@ -68,7 +70,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if c, ok := commands[args[1]]; ok {
 			return c.run(ctx, []string{"-h"}, stdin, stdout, stderr)
 		}
-		fmt.Fprintf(stderr, "permhost help: unknown command %q\n", args[1])
+		fmt.Fprintf(stderr, "permhost help: unknown command %q%s\n", args[1], didYouMean(args[1]))
 		usage(stderr)
 		return exitUsage
 	case "-version", "--version":
@@ -76,11 +78,27 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "permhost: unknown command %q\n", args[0])
+		fmt.Fprintf(stderr, "permhost: unknown command %q%s\n", args[0], didYouMean(args[0]))
 		usage(stderr)
 		return exitUsage
 	}
 	return c.run(ctx, args[1:], stdin, stdout, stderr)
+}
+
+// didYouMean names the command nearest name, " (did you mean "check"?)",
+// when one is near enough to be a typo; else "" (the usage that follows
+// lists them all).
+func didYouMean(name string) string {
+	var names []string
+	for n, c := range commands {
+		if !c.hidden {
+			names = append(names, n)
+		}
+	}
+	if s := config.DidYouMean(name, names, ""); strings.HasPrefix(s, " (did you mean") {
+		return s
+	}
+	return ""
 }
 
 func usage(w io.Writer) {

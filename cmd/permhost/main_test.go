@@ -142,3 +142,20 @@ func TestCount(t *testing.T) {
 		t.Errorf("stderr %q lacks %q", stderr.String(), want)
 	}
 }
+
+// An unknown command near a real one is named as the probable typo.
+func TestUnknownCommandDidYouMean(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"chek"}, `permhost: unknown command "chek" (did you mean "check"?)`},
+		{[]string{"help", "replya"}, `permhost help: unknown command "replya" (did you mean "replay"?)`},
+		{[]string{"zzzzzzzz"}, `permhost: unknown command "zzzzzzzz"`},
+	} {
+		code, _, stderr := runMain(t, tt.args...)
+		if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || first != tt.want {
+			t.Errorf("%v: exit %d, first line %q; want %d, %q", tt.args, code, first, exitUsage, tt.want)
+		}
+	}
+}
