@@ -235,7 +235,7 @@ func (s Shorthand) Request() (*acp.PermissionRequest, error) {
 	}
 	preset, ok := optionPresets[opts]
 	if !ok {
-		return nil, &TestFileError{Key: "options", Msg: fmt.Sprintf("%q is not one of claude, codex, sdk%s", opts, config.DidYouMean(opts, []string{"claude", "codex", "sdk"}, "option sets"))}
+		return nil, &TestFileError{Msg: fmt.Sprintf("options %q is not one of claude, codex, sdk", opts)}
 	}
 	cwd := s.Cwd
 	if cwd == "" {
