@@ -73,7 +73,7 @@ is ACP, any other an abi.Request. It is one of:
   request in claude-agent-acp's shape (--options codex or sdk for those
   agents' option sets; the same shorthand as the test files of permhost
   test), built the same way;
-- an abi.Request as JSON (docs/abi.md), taken as it is. A missing "abi"
+- an abi.Request as JSON ('permhost help abi'), taken as it is. A missing "abi"
   field means the host's version. For example:
 
   {"decisionId": "d1",

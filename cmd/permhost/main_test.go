@@ -159,3 +159,29 @@ func TestUnknownCommandDidYouMean(t *testing.T) {
 		}
 	}
 }
+
+// permhost help TOPIC prints the reference carried in the binary, and the
+// help texts point to these topics rather than to repository files.
+func TestHelpTopics(t *testing.T) {
+	for topic, want := range map[string]string{
+		"config":    "[[plugin]]",
+		"test-file": "[[case]]",
+		"abi":       "permhost_check_config",
+	} {
+		code, stdout, stderr := runMain(t, "help", topic)
+		if code != exitOK || stderr != "" || !strings.Contains(stdout, want) || !strings.HasPrefix(stdout, "# ") {
+			t.Errorf("help %s: exit %d, stderr %q, %d bytes without %q", topic, code, stderr, len(stdout), want)
+		}
+	}
+	if _, stdout, _ := runMain(t, "help"); !strings.Contains(stdout, "test-file") {
+		t.Errorf("help lists no topics:\n%s", stdout)
+	}
+	for _, c := range []string{"test", "eval", "replay", "plugins", "check"} {
+		_, stdout, _ := runMain(t, c, "-h")
+		for _, repoFile := range []string{"docs/", "testdata/", ".md"} {
+			if strings.Contains(stdout, repoFile) {
+				t.Errorf("%s -h names the repository file %q", c, repoFile)
+			}
+		}
+	}
+}

@@ -42,7 +42,7 @@ shorthand, and timeout = "500ms" (default 10s).
 
 Prints each failure with the decision that happened, then "N passed, M
 failed". Exit status: 0 all passed, 1 a case failed, 2 a usage or file error.
-docs/testing.md describes every key, with a full example.`
+'permhost help test-file' describes every key, with a full example.`
 
 func runTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("test", stderr)
