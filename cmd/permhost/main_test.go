@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -183,5 +185,30 @@ func TestHelpTopics(t *testing.T) {
 				t.Errorf("%s -h names the repository file %q", c, repoFile)
 			}
 		}
+	}
+}
+
+// permhost test reports what a plugin's own check finds in the test
+// file's [config] as the file's mistake, with its line, rather than
+// failing every case.
+func TestTestFilePluginConfigCheck(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tests.toml")
+	os.WriteFile(file, []byte(`plugin = "std:team-rules"
+[[config.rules]]
+action = "allow"
+family = "read"
+[[config.rules]]
+acton = "reject"
+family = "shell"
+[[case]]
+kind = "read"
+path = "a"
+expect = "allow"
+`), 0o600)
+	code, _, stderr := runMain(t, "test", "--cache-dir", filepath.Join(dir, "cache"), file)
+	want := "permhost test: " + file + `:6: config.rules[1].acton: plugin "team-rules": unknown key (did you mean "action"?)` + "\n"
+	if code != exitUsage || stderr != want {
+		t.Errorf("exit %d, stderr\n%s\nwant %d,\n%s", code, stderr, exitUsage, want)
 	}
 }
