@@ -40,16 +40,22 @@ func startsAgent(t *testing.T, dir string, args ...string) (code int, out string
 func TestPluginConfigMistakeStopsStart(t *testing.T) {
 	t.Parallel()
 	want := `permhost.toml:7: plugin[0].config.rules[1].acton: plugin "team-rules": unknown key (did you mean "action"?)`
-	for _, command := range []string{"proxy", "check"} {
-		t.Run(command, func(t *testing.T) {
+	walled := strings.Replace(teamRulesTypo, "path = \"std:team-rules\"\n", "path = \"std:team-rules\"\nisolation = \"process\"\n", 1)
+	for _, tt := range []struct{ name, command, file, want string }{
+		{"proxy", "proxy", teamRulesTypo, want},
+		{"check", "check", teamRulesTypo, want},
+		// Behind the process wall the child's check reaches the parent.
+		{"proxy, walled", "proxy", walled, strings.Replace(want, ":7:", ":8:", 1)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "permhost.toml"), []byte(teamRulesTypo), 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, "permhost.toml"), []byte(tt.file), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			code, out, started := startsAgent(t, dir, command, "--config", "permhost.toml")
-			if code != 2 || started || strings.TrimSpace(out) != "permhost "+command+": "+want {
-				t.Fatalf("exit %d, agent started %v, output:\n%s\nwant exit 2, no agent, and\npermhost %s: %s", code, started, out, command, want)
+			code, out, started := startsAgent(t, dir, tt.command, "--config", "permhost.toml")
+			if code != 2 || started || strings.TrimSpace(out) != "permhost "+tt.command+": "+tt.want {
+				t.Fatalf("exit %d, agent started %v, output:\n%s\nwant exit 2, no agent, and\npermhost %s: %s", code, started, out, tt.command, tt.want)
 			}
 		})
 	}
