@@ -55,9 +55,12 @@ func TestEngineReportsPluginConfigCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `permhost.toml:8: plugin[0].config.rules[1].acton: plugin "team-rules": unknown key (did you mean "action"?)`
+	want := `permhost.toml:9: plugin[0].config.rules[1].acton: plugin "team-rules": unknown key (did you mean "action"?)`
+	// However long the compile takes (minutes under the race detector),
+	// CheckConfig waits for it.
+	const wait = "load_wait = \"10m\"\n"
 
-	e := engine(t, teamRulesTypo)
+	e := engine(t, wait+teamRulesTypo)
 	err = e.CheckConfig(context.Background())
 	var list config.ErrorList
 	if !errors.As(err, &list) || len(list) != 1 || list[0].Error() != want {
@@ -71,11 +74,11 @@ func TestEngineReportsPluginConfigCheck(t *testing.T) {
 	// The compile cache remembers the check: a second start reports it
 	// again, however short load_wait is.
 	err = engine(t, "load_wait = \"1ms\"\n"+teamRulesTypo).CheckConfig(context.Background())
-	if !errors.As(err, &list) || len(list) != 1 || list[0].Error() != "permhost.toml:9: plugin[0].config.rules[1].acton: plugin \"team-rules\": unknown key (did you mean \"action\"?)" {
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Error() != want {
 		t.Errorf("second start: CheckConfig = %v", err)
 	}
 
-	good := engine(t, strings.Replace(teamRulesTypo, "acton", "action", 1))
+	good := engine(t, wait+strings.Replace(teamRulesTypo, "acton", "action", 1))
 	if err := good.CheckConfig(context.Background()); err != nil {
 		t.Fatalf("the corrected file: CheckConfig = %v", err)
 	}
