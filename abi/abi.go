@@ -18,6 +18,9 @@ const (
 	ExportDecide   = "permhost_decide"
 	ExportABI      = "permhost_abi"
 	ExportDescribe = "permhost_describe"
+	// ExportCheckConfig is optional: given the plugin's configuration as
+	// input, it returns a [ConfigCheck]. A plugin without it is not asked.
+	ExportCheckConfig = "permhost_check_config"
 )
 
 // Version is what permhost_abi returns.
@@ -43,6 +46,29 @@ type Info struct {
 	Version     string   `json:"version,omitempty"`
 	Description string   `json:"description,omitempty"`
 	ConfigKeys  []string `json:"configKeys,omitempty"`
+}
+
+// ConfigCheck is what the optional permhost_check_config export returns:
+// every mistake the plugin finds in its configuration, none when it is
+// good. The host calls it once at load, with the configuration (the
+// [plugin.config] table as a compact JSON object) as input, and reports
+// each problem as the configuration file's mistake, with its line, before
+// the agent starts.
+type ConfigCheck struct {
+	Problems []ConfigProblem `json:"problems"`
+}
+
+// ConfigProblem is one mistake in a plugin's configuration.
+type ConfigProblem struct {
+	// Key is the path of the offending key or value inside the
+	// configuration, keys joined by "." and array elements as [N] (from
+	// 0): "rules[2].acton". Empty means the configuration as a whole.
+	Key string `json:"key,omitempty"`
+	// Message says what is wrong, in a few words: "unknown key".
+	Message string `json:"message"`
+	// Suggestion is what was probably meant, when the plugin can tell:
+	// "action".
+	Suggestion string `json:"suggestion,omitempty"`
 }
 
 // Request is the input of permhost_decide: one ACP session/request_permission

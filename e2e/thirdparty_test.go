@@ -10,7 +10,8 @@ import (
 )
 
 // TestThirdPartyGoPlugin builds the Go plugin of docs/abi.md as an author
-// outside this repository would: a module of its own in an empty temporary
+// outside this repository would, running the doc's recipe line by line as
+// written: a module of its own in an empty temporary
 // directory that requires github.com/permhost/permhost (abi and
 // plugins/pdk are packages of that one module) with a single replace
 // pointing at this checkout, the only line a published version would not
@@ -44,23 +45,23 @@ func TestThirdPartyGoPlugin(t *testing.T) {
 		}
 	}
 	write("main.go", src)
-	write("go.mod", "module example.com/no-delete\n\ngo 1.26.0\n\nrequire github.com/permhost/permhost v0.0.0\n\nreplace github.com/permhost/permhost => "+repoRoot+"\n")
 	sums, err := os.ReadFile(filepath.Join(repoRoot, "go.sum"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	write("go.sum", string(sums))
 
-	goCmd := func(env []string, args ...string) {
-		t.Helper()
-		cmd := exec.Command("go", args...)
+	// The recipe's commands, exactly as written, with the checkout's path.
+	recipe := goRecipe(t, string(doc))
+	for _, line := range recipe {
+		line = strings.ReplaceAll(line, "/path/to/permhost", repoRoot)
+		cmd := exec.Command("/bin/sh", "-c", line)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), append([]string{"GOPROXY=off", "GOWORK=off", "GOFLAGS="}, env...)...)
+		cmd.Env = append(os.Environ(), "GOPROXY=off", "GOWORK=off", "GOFLAGS=")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("%s: %v\n%s", line, err, out)
 		}
 	}
-	goCmd(nil, "mod", "tidy")
 	mod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
 	if n := strings.Count(string(mod), "replace"); n != 1 {
 		t.Errorf("go.mod after tidy has %d replace directives, want 1:\n%s", n, mod)
@@ -78,13 +79,26 @@ func TestThirdPartyGoPlugin(t *testing.T) {
 			t.Errorf("go.sum after tidy has a line not in the repository's go.sum: %s", line)
 		}
 	}
-	goCmd([]string{"GOOS=wasip1", "GOARCH=wasm"}, "build", "-buildmode=c-shared", "-trimpath", "-o", "no-delete.wasm", ".")
+	if _, err := os.Stat(filepath.Join(dir, "no-delete.wasm")); err != nil {
+		t.Fatalf("the recipe built no no-delete.wasm: %v", err)
+	}
 
 	write("tests.toml", `plugin = "no-delete.wasm"`+"\n"+docCases)
 	code, out, errOut := runPermhost(t, "test", "--cache-dir", "off", filepath.Join(dir, "tests.toml"))
 	if code != 0 || !strings.Contains(out, "2 passed, 0 failed") {
 		t.Fatalf("permhost test: exit %d\n%s\n%s", code, out, errOut)
 	}
+}
+
+// goRecipe returns the commands of docs/abi.md's Go recipe, one a line.
+func goRecipe(t *testing.T, doc string) []string {
+	t.Helper()
+	_, rest, ok := strings.Cut(doc, "<!-- go-recipe -->\n```sh\n")
+	if !ok {
+		t.Fatal("docs/abi.md has no go-recipe block")
+	}
+	block, _, _ := strings.Cut(rest, "```")
+	return strings.Split(strings.TrimSpace(block), "\n")
 }
 
 // goSection returns the Go program of docs/abi.md's "### Go" section.

@@ -26,7 +26,7 @@ type instance struct {
 	mod    api.Module
 
 	// Exports, looked up once.
-	initialize, decide, abiFn, describe api.Function
+	initialize, decide, abiFn, describe, checkConfig api.Function
 
 	stack []uint64 // the results of a call; one i32
 	cc    callCtx
@@ -155,7 +155,9 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, *Error) {
 	if inst.decide, e = check(abi.ExportDecide, true, api.ValueTypeI32); e == nil {
 		if inst.abiFn, e = check(abi.ExportABI, true, api.ValueTypeI32); e == nil {
 			if inst.describe, e = check(abi.ExportDescribe, false, api.ValueTypeI32); e == nil {
-				inst.initialize, e = check("_initialize", false)
+				if inst.checkConfig, e = check(abi.ExportCheckConfig, false, api.ValueTypeI32); e == nil {
+					inst.initialize, e = check("_initialize", false)
+				}
 			}
 		}
 	}

@@ -13,10 +13,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -62,14 +64,18 @@ type Options struct {
 
 // Plugin is a loaded plugin. Its methods are safe for concurrent use.
 type Plugin struct {
-	name       string
-	sha        string
-	limits     sandbox.Limits
-	config     json.RawMessage
-	poolSize   int
-	logger     *slog.Logger
-	info       abi.Info
-	abiVersion abi.Version
+	name     string
+	sha      string
+	limits   sandbox.Limits
+	config   json.RawMessage
+	poolSize int
+	logger   *slog.Logger
+	info     abi.Info
+	// configProblems is what permhost_check_config found in config;
+	// checksConfig whether the module exports it.
+	configProblems []abi.ConfigProblem
+	checksConfig   bool
+	abiVersion     abi.Version
 
 	// configStrings answers Extism's config_get.
 	configStrings map[string]string
@@ -170,6 +176,9 @@ func Load(ctx context.Context, opts Options) (p *Plugin, err error) {
 	if p.entry != nil {
 		if err := p.entry.keepInfo(p.info); err != nil && p.logger != nil {
 			p.logger.Warn("compile cache: plugin description not kept", "plugin", p.name, "err", err)
+		}
+		if err := p.entry.keepCheck(p.checksConfig, p.config, p.configProblems); err != nil && p.logger != nil {
+			p.logger.Warn("compile cache: plugin configuration check not kept", "plugin", p.name, "err", err)
 		}
 	}
 	return p, nil
@@ -522,7 +531,39 @@ func (p *Plugin) askABI(ctx context.Context, inst *instance) *Error {
 			return p.fail(KindABI, fmt.Errorf("%s: output is not an Info: %v", abi.ExportDescribe, err))
 		}
 	}
+	p.checksConfig = inst.checkConfig != nil
+	if inst.checkConfig != nil && p.config != nil {
+		inst.input = append(inst.input[:0], p.config...)
+		inst.begin(false)
+		out, e := inst.run(ctx, inst.checkConfig, p.limits.InitTimeout)
+		inst.input = inst.input[:0]
+		if e != nil {
+			e.Err = fmt.Errorf("%s: %w", abi.ExportCheckConfig, e.Err)
+			return e
+		}
+		var c struct {
+			Problems *[]abi.ConfigProblem `json:"problems"`
+		}
+		if err := decodeStrict(out, &c); err != nil || c.Problems == nil {
+			return p.fail(KindABI, fmt.Errorf("%s: output %.200q is not {\"problems\":[...]}", abi.ExportCheckConfig, out))
+		}
+		p.configProblems = cleanProblems(*c.Problems)
+	}
 	return nil
+}
+
+// MaxConfigProblems bounds the problems kept of one permhost_check_config
+// answer: the plugin is untrusted, and a person fixes a few at a time.
+const MaxConfigProblems = 50
+
+// cleanProblems bounds what a plugin said about its configuration before
+// it reaches a terminal: at most MaxConfigProblems, each text cleaned.
+func cleanProblems(in []abi.ConfigProblem) []abi.ConfigProblem {
+	out := make([]abi.ConfigProblem, 0, min(len(in), MaxConfigProblems))
+	for _, pr := range in[:min(len(in), MaxConfigProblems)] {
+		out = append(out, abi.ConfigProblem{Key: cleanText(pr.Key, 200), Message: cleanText(pr.Message, 500), Suggestion: cleanText(pr.Suggestion, 200)})
+	}
+	return out
 }
 
 func (p *Plugin) fail(kind Kind, err error) *Error {
@@ -650,8 +691,36 @@ func (p *Plugin) SHA256() string { return p.sha }
 // Info returns what permhost_describe said, or the zero Info.
 func (p *Plugin) Info() abi.Info { return p.info }
 
+// ConfigProblems returns what the plugin's permhost_check_config found
+// wrong with Options.Config at load; nil when the plugin has no such
+// export, was given no configuration, or found nothing.
+func (p *Plugin) ConfigProblems() []abi.ConfigProblem {
+	if len(p.configProblems) == 0 {
+		return nil
+	}
+	return slices.Clone(p.configProblems)
+}
+
 // ABI returns the version permhost_abi reported.
 func (p *Plugin) ABI() abi.Version { return p.abiVersion }
 
 // Limits returns the limits in force, defaults filled in.
 func (p *Plugin) Limits() sandbox.Limits { return p.limits }
+
+// cleanText keeps s printable on a terminal: invalid UTF-8 and control
+// characters become spaces, and it is cut to at most n runes.
+func cleanText(s string, n int) string {
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		if n == 0 {
+			b.WriteString("…")
+			break
+		}
+		n--
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			r = ' '
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/config"
 )
@@ -24,9 +25,14 @@ func CheckPluginKeys(ctx context.Context, plugins []config.Plugin, cacheDir stri
 			continue
 		}
 		if sha, err := pc.Digest(); err == nil {
-			if keys, ok := knownConfigKeys(cacheDir, pc.Path, sha); ok {
+			keys, ok := knownConfigKeys(cacheDir, pc.Path, sha)
+			if ok {
 				found[i] = config.CheckConfigKeys(pc, keys)
-				continue
+				problems, checked := host.CachedConfigCheck(cacheDir, sha, pc.Config)
+				found[i] = append(found[i], problemsOf(pc, problems)...)
+				if checked || len(found[i]) > 0 {
+					continue
+				}
 			}
 		}
 		wg.Add(1)
@@ -39,13 +45,32 @@ func CheckPluginKeys(ctx context.Context, plugins []config.Plugin, cacheDir stri
 				return
 			}
 			defer p.Close(context.WithoutCancel(ctx))
-			found[i] = config.CheckConfigKeys(pc, p.Info().ConfigKeys)
+			found[i] = append(config.CheckConfigKeys(pc, p.Info().ConfigKeys), problemsOf(pc, configProblems(p))...)
 		}()
 	}
 	wg.Wait()
 	var out []*config.Error
 	for _, f := range found {
 		out = append(out, f...)
+	}
+	return out
+}
+
+// configProblems returns what p's permhost_check_config found wrong with
+// its configuration at load (in this process or behind the process wall).
+func configProblems(p any) []abi.ConfigProblem {
+	if c, ok := p.(interface{ ConfigProblems() []abi.ConfigProblem }); ok {
+		return c.ConfigProblems()
+	}
+	return nil
+}
+
+// problemsOf places each problem a plugin found in its configuration on
+// the configuration file's line, as a mistake of the file.
+func problemsOf(pc config.Plugin, problems []abi.ConfigProblem) []*config.Error {
+	var out []*config.Error
+	for _, pr := range problems {
+		out = append(out, config.PluginProblem(pc, pr.Key, pr.Message, pr.Suggestion))
 	}
 	return out
 }

@@ -385,13 +385,15 @@ func (e *Engine) reload(ctx context.Context, i int, old *source, seen string) {
 // (plugins that failed are retried in the background).
 func (e *Engine) Ready() <-chan struct{} { return e.ready }
 
-// checkKeys checks the [plugin.config] keys of pc against those p declares:
-// a key the plugin does not know would fail every request, so the plugin
+// checkKeys checks the [plugin.config] keys of pc against those p declares,
+// and takes what p's own permhost_check_config found wrong with its
+// configuration: a key the plugin does not know would fail every request, so the plugin
 // counts as failed to load (the error, of kind load) and the mistake is the
 // file's, for CheckConfig. late is set for a mistake CheckConfig has
 // already missed, which must be logged as an error.
 func (e *Engine) checkKeys(pc config.Plugin, p loaded) (err error, late bool) {
 	mistakes := config.CheckConfigKeys(pc, p.Info().ConfigKeys)
+	mistakes = append(mistakes, problemsOf(pc, configProblems(p))...)
 	if len(mistakes) == 0 {
 		return nil, false
 	}
@@ -446,9 +448,13 @@ func (e *Engine) CheckConfig(ctx context.Context) error {
 }
 
 // cachedMistakes checks each plugin that has a configuration table against
-// the description the compile cache remembers for its module; complete is
-// false when some plugin's description is not there (it must load first).
+// the description the compile cache remembers for its module, and takes
+// what its permhost_check_config said of the same configuration when the
+// cache remembers that; complete is false when some plugin's description
+// is not there, or when no mistake is found and some plugin's own check
+// is not known (it must load first).
 func (e *Engine) cachedMistakes() (mistakes []*config.Error, complete bool) {
+	unchecked := false
 	e.mu.Lock()
 	sources := slices.Clone(e.sources)
 	e.mu.Unlock()
@@ -466,9 +472,15 @@ func (e *Engine) cachedMistakes() (mistakes []*config.Error, complete bool) {
 				return nil, false
 			}
 			mistakes = append(mistakes, config.CheckConfigKeys(pc, keys)...)
+			problems, ok := host.CachedConfigCheck(e.cacheDir, sha, pc.Config)
+			unchecked = unchecked || !ok
+			mistakes = append(mistakes, problemsOf(pc, problems)...)
 		}
 	}
-	return mistakes, true
+	// What the plugin's own check says of a configuration is known only
+	// once it has loaded with it; the mistakes found without it are enough
+	// to stop, but a clean report must wait for the check.
+	return mistakes, !unchecked || len(mistakes) > 0
 }
 
 // knownConfigKeys returns the configuration keys the module at path

@@ -122,9 +122,9 @@ func (s *slot) load(ctx context.Context) {
 			s.e.log.Debug("plugin load stopped: permhost is shutting down", "plugin", s.pc.Name)
 		case errors.Is(err, config.ErrInvalid) && !late:
 			// CheckConfig reports it, with the file's other mistakes.
-			s.e.log.Debug("plugin configuration has keys the plugin does not declare", "plugin", s.pc.Name, "err", err)
+			s.e.log.Debug("plugin configuration has mistakes", "plugin", s.pc.Name, "err", err)
 		case errors.Is(err, config.ErrInvalid):
-			s.e.log.Error("plugin configuration has keys the plugin does not declare; its failure policy applies to every request",
+			s.e.log.Error("plugin configuration has mistakes (keys the plugin does not declare, or what its own check found); its failure policy applies to every request",
 				"plugin", s.pc.Name, "policy", s.pc.FailurePolicy, "err", err)
 		case first && environmental(err):
 			s.e.log.Error("plugin failed to load; its failure policy applies to every request until a retry succeeds",

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -15,10 +16,79 @@ import (
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/config"
 )
 
 // ErrTestFile is wrapped by errors in a test file.
 var ErrTestFile = errors.New("policy: bad test file")
+
+// TestFileError is a mistake in a test file, printed as a configuration's
+// are: file, line, key, and what is wrong with a suggestion.
+type TestFileError struct {
+	File string
+	Line int    // 0 when unknown
+	Key  string // "case[1].comand"; empty for the file as a whole
+	Msg  string
+}
+
+func (e *TestFileError) Error() string {
+	return (&config.Error{File: e.File, Line: e.Line, Key: e.Key, Msg: e.Msg}).Error()
+}
+
+func (e *TestFileError) Unwrap() error { return ErrTestFile }
+
+// tomlKeys are the keys a struct's toml tags declare.
+func tomlKeys(v any) []string {
+	t := reflect.TypeOf(v)
+	var keys []string
+	for i := range t.NumField() {
+		if k := t.Field(i).Tag.Get("toml"); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// undecodedError words a key the test file's format does not have, found
+// at its first line in the file (md.Undecoded drops the case's index).
+func undecodedError(path string, lines map[string]int, k toml.Key) *TestFileError {
+	plain := k.String()
+	e := &TestFileError{File: path, Key: plain}
+	for key, n := range lines {
+		if stripIndexes(key) == plain && (e.Line == 0 || n < e.Line) {
+			e.Line, e.Key = n, key
+		}
+	}
+	var known []string
+	what := "the keys of a test file"
+	switch {
+	case len(k) == 1:
+		known = tomlKeys(TestFile{})
+	case k[0] == "case":
+		known, what = tomlKeys(TestCase{}), "the keys of a [[case]]"
+	case k[0] == "defaults":
+		known, what = tomlKeys(CaseDefaults{}), "the keys of [defaults]"
+	}
+	e.Msg = "unknown key" + config.DidYouMean(k[len(k)-1], known, what)
+	return e
+}
+
+// stripIndexes drops the "[N]" of each array element from a key path.
+func stripIndexes(key string) string {
+	var b strings.Builder
+	skip := false
+	for _, r := range key {
+		switch {
+		case r == '[':
+			skip = true
+		case r == ']':
+			skip = false
+		case !skip:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
 
 // TestFile is a file of test cases for a plugin or a bundle (TOML):
 //
@@ -86,31 +156,57 @@ func LoadTestFile(path string) (*TestFile, error) {
 	tf := &TestFile{Path: path}
 	md, err := toml.Decode(string(data), tf)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrTestFile, path, err)
+		e := &TestFileError{File: path, Msg: err.Error()}
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			e.Line, e.Msg = pe.Position.Line, pe.Message
+		}
+		return nil, e
 	}
+	lines := config.KeyLines(data)
+	var errs []error
 	for _, k := range md.Undecoded() {
 		// Free-form tables: a request's params and a plugin's config.
 		if len(k) > 2 && k[0] == "case" && k[1] == "request" || len(k) > 1 && k[0] == "config" {
 			continue
 		}
-		return nil, fmt.Errorf("%w: %s: unknown key %q", ErrTestFile, path, k.String())
+		errs = append(errs, undecodedError(path, lines, k))
 	}
-	if len(tf.Cases) == 0 {
-		return nil, fmt.Errorf("%w: %s: no [[case]]", ErrTestFile, path)
+	if len(tf.Cases) == 0 && len(errs) == 0 {
+		errs = append(errs, &TestFileError{File: path, Msg: "no [[case]]"})
 	}
 	for i, c := range tf.Cases {
-		where := fmt.Sprintf("%s: case %d (%q)", path, i+1, c.Name)
+		key := fmt.Sprintf("case[%d]", i)
+		caseErr := func(k, format string, args ...any) {
+			line := lines[key+"."+k]
+			if line == 0 {
+				line, k = lines[key], ""
+			}
+			full := key
+			if k != "" {
+				full += "." + k
+			}
+			msg := fmt.Sprintf(format, args...)
+			if c.Name != "" {
+				msg = fmt.Sprintf("(%q) %s", c.Name, msg)
+			}
+			errs = append(errs, &TestFileError{File: path, Line: line, Key: full, Msg: msg})
+		}
 		if c.Expect == "" && c.ExpectOption == "" {
-			return nil, fmt.Errorf("%w: %s: give expect or expect_option", ErrTestFile, where)
+			caseErr("", "give expect or expect_option")
 		}
 		switch c.Expect {
 		case "", "allow", "reject", "cancel", "ask", "abstain", "select", "fallback":
 		default:
-			return nil, fmt.Errorf("%w: %s: expect %q is not one of allow, reject, cancel, ask, abstain, select, fallback", ErrTestFile, where, c.Expect)
+			outcomes := []string{"allow", "reject", "cancel", "ask", "abstain", "select", "fallback"}
+			caseErr("expect", "%q is not an outcome%s", c.Expect, config.DidYouMean(c.Expect, outcomes, "outcomes"))
 		}
 		if c.Request == nil && c.Kind == "" {
-			return nil, fmt.Errorf("%w: %s: give kind (with command, path or url) or request", ErrTestFile, where)
+			caseErr("", "give kind (with command, path or url) or request")
 		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return tf, nil
 }
@@ -139,7 +235,7 @@ func (s Shorthand) Request() (*acp.PermissionRequest, error) {
 	}
 	preset, ok := optionPresets[opts]
 	if !ok {
-		return nil, fmt.Errorf("%w: options %q is not one of claude, codex, sdk", ErrTestFile, opts)
+		return nil, &TestFileError{Msg: fmt.Sprintf("options %q is not one of claude, codex, sdk", opts)}
 	}
 	cwd := s.Cwd
 	if cwd == "" {
@@ -194,7 +290,7 @@ func paramsRequest(params json.RawMessage, session acp.SessionInfo) (*acp.Permis
 		Meta      json.RawMessage        `json:"_meta"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, fmt.Errorf("%w: request params: %v", ErrTestFile, err)
+		return nil, &TestFileError{Key: "request", Msg: fmt.Sprintf("params: %v", err)}
 	}
 	var tc struct {
 		ToolCallID string `json:"toolCallId"`
@@ -242,7 +338,7 @@ func (tf *TestFile) caseRequest(c TestCase) (*acp.PermissionRequest, error) {
 	case map[string]any:
 		return paramsRequest(marshal(r), session)
 	default:
-		return nil, fmt.Errorf("%w: request must be a file name or a table", ErrTestFile)
+		return nil, &TestFileError{Key: "request", Msg: "must be a file name or a table"}
 	}
 }
 

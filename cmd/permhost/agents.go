@@ -35,8 +35,9 @@ var knownAgents = []knownAgent{
 		info:    acp.Peer{Name: "@agentclientprotocol/claude-agent-acp", Title: "Claude Agent", Version: "0.101.0"},
 		command: []string{"npx", "-y", "@agentclientprotocol/claude-agent-acp@0.101.0"},
 		node:    "22 or later",
-		asks: `claude-agent-acp starts new sessions in "auto" mode, where Claude Code decides by itself ` +
-			`and sends no permission request, so permhost sees none. To have it ask, put ` +
+		asks: `claude-agent-acp starts new sessions in "auto" mode, where Claude Code decides by itself. ` +
+			`With [session] modes = "govern" (the default) permhost moves each new session to "default", where it asks, ` +
+			`before the editor sees it: nothing to edit. Only with modes = "pass" put ` +
 			`{"permissions":{"defaultMode":"default"}} in ~/.claude/settings.json (or the project's .claude/settings.json).`,
 	},
 	{
@@ -61,8 +62,9 @@ var knownAgents = []knownAgent{
 		info:    acp.Peer{Name: "qwen-code", Title: "Qwen Code", Version: "0.24.4"},
 		command: []string{"npx", "-y", "@qwen-code/qwen-code@0.24.4", "--acp"},
 		node:    "22 or later",
-		asks: `Qwen Code starts in "auto" mode, where a classifier decides most calls and only the rest are asked; ` +
-			`put {"tools":{"approvalMode":"default"}} in ~/.qwen/settings.json to have it ask.`,
+		asks: `Qwen Code starts in "auto" mode, where a classifier decides most calls and only the rest are asked. ` +
+			`With [session] modes = "govern" (the default) permhost moves each new session to "default", where it asks: ` +
+			`nothing to edit. Only with modes = "pass" put {"tools":{"approvalMode":"default"}} in ~/.qwen/settings.json.`,
 	},
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,11 +16,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/jsontext"
 	"github.com/permhost/permhost/internal/profile"
 	"github.com/permhost/permhost/internal/safetext"
+	"github.com/permhost/permhost/policy"
 )
 
 func init() {
@@ -37,8 +40,14 @@ see what the agent does before it does it. Unless --no-switch is given it
 also makes that switch in the temporary session, to see the agent accept it.
 The agent is stopped afterwards; nothing is sent to a model.
 
-Exit status: 0 governable; 1 not (or the agent failed to answer); 2 usage,
-configuration, or an agent that cannot be started.`
+With a configuration (--config, or the default file) the plugins load
+first: a mistake in the file or in a plugin's own configuration stops the
+check before the agent starts, as it stops the proxy. Then one request
+("git status" in the session) runs through each plugin, and any that
+fails is reported.
+
+Exit status: 0 governable; 1 not, a plugin failed, or the agent failed to
+answer; 2 usage, configuration, or an agent that cannot be started.`
 
 // checkReport is what permhost check found.
 type checkReport struct {
@@ -64,6 +73,18 @@ type checkReport struct {
 	// Steering is whether the agent advertises _session/steering: then a
 	// reject's reason can be told to its model ([session] reasons).
 	Steering bool `json:"steering"`
+	// Plugins is what each configured plugin answered to one request
+	// (probeCommand); PluginsFail is set when any failed.
+	Plugins     []checkPlugin `json:"plugins,omitempty"`
+	PluginsFail bool          `json:"pluginsFail,omitempty"`
+}
+
+// checkPlugin is one plugin's answer to the probe: its outcome, or how it
+// failed.
+type checkPlugin struct {
+	Name    string `json:"name"`
+	Outcome string `json:"outcome,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 type checkMode struct {
@@ -102,8 +123,17 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitUsage
 	}
 	session := config.Session{Modes: config.ModesPass}
+	var engine *policy.Engine
 	if cfg != nil {
 		session = cfg.Session
+		// The plugins load now, and what they find wrong with their own
+		// configuration stops the check as it would stop the proxy.
+		engine, _, err = newEngine(ctx, cfg, "check", slog.New(slog.DiscardHandler))
+		if err != nil {
+			printError(stderr, "permhost check", err)
+			return exitUsage
+		}
+		defer engine.Close(context.WithoutCancel(ctx))
 	}
 
 	tmp, err := os.MkdirTemp("", "permhost-check-")
@@ -154,6 +184,14 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		return exitFail
 	}
+	if engine != nil {
+		rep.Plugins = probePlugins(cctx, engine, rep)
+		for _, p := range rep.Plugins {
+			if p.Error != "" {
+				rep.PluginsFail = true
+			}
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(jsonOut{stdout})
 		enc.SetEscapeHTML(false)
@@ -162,10 +200,43 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	} else {
 		printCheck(stdout, rep)
 	}
-	if !rep.Governable {
+	if !rep.Governable || rep.PluginsFail {
 		return exitFail
 	}
 	return exitOK
+}
+
+// probeCommand is the request the check runs through each plugin: a
+// harmless command every policy has an answer for.
+const probeCommand = "git status"
+
+// probePlugins runs one request, as the agent's session would send it,
+// through each configured plugin and says what each answered or how it
+// failed: a plugin that fails every decision is found before an agent
+// runs.
+func probePlugins(ctx context.Context, e *policy.Engine, rep checkReport) []checkPlugin {
+	home, _ := os.UserHomeDir()
+	setup := policy.SessionSetup{Agent: rep.Agent, Cwd: rep.Cwd, Mode: rep.Current, Home: home}
+	sh := policy.Shorthand{Kind: abi.KindExecute, Command: probeCommand, Cwd: rep.Cwd, Mode: rep.Current, SessionID: "check-session"}
+	pr, err := sh.Request()
+	var req abi.Request
+	if err == nil {
+		req, err = setup.Request(ctx, pr.Params, "check-1")
+	}
+	if err != nil {
+		return []checkPlugin{{Name: "(probe)", Error: err.Error()}}
+	}
+	var out []checkPlugin
+	for _, p := range e.Probe(ctx, req) {
+		c := checkPlugin{Name: p.Plugin}
+		if p.Result.Err != nil {
+			c.Error = p.Result.Err.Error()
+		} else {
+			c.Outcome = string(p.Result.Decision.Outcome)
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // checkConn is the smallest ACP client that can start a session: it sends
@@ -420,6 +491,19 @@ func printCheck(w io.Writer, r checkReport) {
 		verdict = "yes"
 	}
 	fmt.Fprintf(w, "governable: %s — %s\n", verdict, r.Why)
+	if len(r.Plugins) > 0 {
+		fmt.Fprintf(w, "plugins (one request, %q, through each):\n", probeCommand)
+		for _, p := range r.Plugins {
+			if p.Error != "" {
+				fmt.Fprintf(w, "  %s: FAILED: %s\n", safetext.Terminal(p.Name), safetext.Terminal(p.Error))
+			} else {
+				fmt.Fprintf(w, "  %s: %s\n", safetext.Terminal(p.Name), safetext.Terminal(p.Outcome))
+			}
+		}
+		if r.PluginsFail {
+			fmt.Fprintln(w, "a plugin that fails is replaced by its failure_policy on every decision: fix it before relying on the policy")
+		}
+	}
 	if r.Governable && r.Target != "" {
 		if r.Govern == config.ModesGovern {
 			fmt.Fprintf(w, "with [session] modes = \"govern\" (in effect) permhost moves each new session to %s before the editor sees it\n", r.Target)

@@ -74,7 +74,7 @@ is ACP, any other an abi.Request. It is one of:
   request in claude-agent-acp's shape (--options codex or sdk for those
   agents' option sets; the same shorthand as the test files of permhost
   test), built the same way;
-- an abi.Request as JSON (docs/abi.md), taken as it is. A missing "abi"
+- an abi.Request as JSON ('permhost help abi'), taken as it is. A missing "abi"
   field means the host's version. For example:
 
   {"decisionId": "d1",
@@ -86,7 +86,9 @@ is ACP, any other an abi.Request. It is one of:
      {"optionId": "reject", "name": "Reject", "kind": "reject_once", "durable": false}]}
 
 With --print-request it prints the request the plugin would get and runs
-no plugin (--plugin is then optional). With --bench N it makes one warm-up call, then N calls on the warm plugin, and
+no plugin (--plugin is then optional), indented for reading; with
+--compact as the plugin gets it: compact JSON on one line, <, > and &
+unescaped (the plugin's [plugin.config] is then added as "config"). With --bench N it makes one warm-up call, then N calls on the warm plugin, and
 prints {"calls": N, "failures": F, "p50Us": ..., "p99Us": ..., "maxUs": ...}.
 
 flags:
@@ -111,6 +113,7 @@ type evalFlags struct {
 	agent, cwd, mode, home            string
 	command, write, read, fetch, opts string
 	printRequest                      bool
+	compact                           bool
 	// set holds the flags given on the command line.
 	set map[string]bool
 }
@@ -152,7 +155,11 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return exitUsage
 	}
 	if f.printRequest {
-		if err := writeJSON(stdout, req); err != nil {
+		write := writeJSON
+		if f.compact {
+			write = writeCompactJSON
+		}
+		if err := write(stdout, req); err != nil {
 			fmt.Fprintf(stderr, "permhost eval: %v\n", err)
 			return exitFail
 		}
@@ -216,6 +223,7 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 	fs.StringVar(&f.fetch, "fetch", "", "shorthand: a request to fetch this `URL`")
 	fs.StringVar(&f.opts, "options", "", "the shorthand's option set: claude (default), codex or sdk")
 	fs.BoolVar(&f.printRequest, "print-request", false, "print the request the plugin would get; run no plugin")
+	fs.BoolVar(&f.compact, "compact", false, "with --print-request: print it as the plugin reads it, compact JSON on one line (its config then added as \"config\")")
 	fs.StringVar(&f.isolation, "isolation", config.IsolationInProcess, "where the plugin runs: `in-process` or process (a permhost child of its own)")
 
 	var positional []string
@@ -246,6 +254,8 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 	switch {
 	case f.plugin == "" && !f.printRequest:
 		return f, errors.New("--plugin is required (or --print-request)")
+	case f.compact && !f.printRequest:
+		return f, errors.New("--compact is for --print-request")
 	case len(positional) > 1:
 		return f, fmt.Errorf("want at most one REQUEST_FILE, got %d: %q", len(positional), positional)
 	case f.bench < 0:
@@ -574,6 +584,14 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	}
 	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// writeCompactJSON writes v as a plugin reads it: compact, <, > and &
+// unescaped, one line.
+func writeCompactJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -313,3 +313,25 @@ func TestReadBounded(t *testing.T) {
 	_, err = readBounded("/dev/zero", 1<<10)
 	assert.ErrorIs(t, err, errTooLarge)
 }
+
+// --print-request --compact prints the request as the plugin reads it:
+// compact JSON on one line, with <, > and & as they are; the indented
+// form is the same JSON.
+func TestEvalPrintRequestCompact(t *testing.T) {
+	args := []string{"--print-request", "--command", "cat a && echo '<b>' > c", "--cwd", "/p", "--home", "/h"}
+	code, compact, stderr := runEvalCmd(t, "", append(args, "--compact")...)
+	if code != exitOK || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if strings.Count(compact, "\n") != 1 || !strings.HasSuffix(compact, "}\n") || !strings.Contains(compact, `"cat a && echo '<b>' > c"`) {
+		t.Errorf("not one compact line with <, > and & unescaped:\n%s", compact)
+	}
+	_, indented, _ := runEvalCmd(t, "", args...)
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(indented)); err != nil || buf.String()+"\n" != compact {
+		t.Errorf("the indented request compacts to\n%s\nnot\n%s", buf.String(), compact)
+	}
+	if code, _, stderr := runEvalCmd(t, "", "--compact", "--plugin", "std:plan-mode", "--command", "ls"); code != exitUsage || !strings.Contains(stderr, "--compact is for --print-request") {
+		t.Errorf("--compact without --print-request: exit %d, %q", code, stderr)
+	}
+}

@@ -184,6 +184,7 @@ func starterConfig(path, self, agentFlag string, a knownAgent) []byte {
 		}
 		b.WriteString("#\n")
 	}
+	b.WriteString("# Every key of this file:            permhost help config\n")
 	fmt.Fprintf(&b, "# What this policy decides, offline:  permhost demo --config %s\n", shellQuote(path))
 	fmt.Fprintf(&b, "# One request through one plugin:     permhost eval --config %s --plugin team-rules --command 'rm -rf ~'\n", shellQuote(path))
 	b.WriteString("#\n")

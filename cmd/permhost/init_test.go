@@ -95,6 +95,19 @@ func TestInit(t *testing.T) {
 	}
 }
 
+// TestInitGovernedModesTruth: for an agent that starts in a mode that
+// decides by itself, init says that the default [session] modes = "govern"
+// moves the session, and asks for a settings edit only with modes = "pass".
+func TestInitGovernedModesTruth(t *testing.T) {
+	for _, agent := range []string{"claude", "qwen"} {
+		_, stdout, _ := runMain(t, "init", "--dir", t.TempDir(), "--agent", agent)
+		if strings.Contains(stdout, "sends no permission request") || !strings.Contains(stdout, `modes = "govern" (the default) permhost moves each new session`) ||
+			!strings.Contains(stdout, `Only with modes = "pass" put`) {
+			t.Errorf("--agent %s:\n%s", agent, stdout)
+		}
+	}
+}
+
 func TestInitDefaultDirAndMistakes(t *testing.T) {
 	cfgHome := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", cfgHome)

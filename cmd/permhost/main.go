@@ -10,8 +10,11 @@ import (
 	"os/signal"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 
+	"github.com/permhost/permhost/docs"
+	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/worker"
 )
 
@@ -68,7 +71,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if c, ok := commands[args[1]]; ok {
 			return c.run(ctx, []string{"-h"}, stdin, stdout, stderr)
 		}
-		fmt.Fprintf(stderr, "permhost help: unknown command %q\n", args[1])
+		if doc, ok := helpTopics[args[1]]; ok {
+			fmt.Fprint(stdout, doc.text)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "permhost help: unknown command %q%s\n", args[1], didYouMean(args[1]))
 		usage(stderr)
 		return exitUsage
 	case "-version", "--version":
@@ -76,11 +83,38 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "permhost: unknown command %q\n", args[0])
+		fmt.Fprintf(stderr, "permhost: unknown command %q%s\n", args[0], didYouMean(args[0]))
 		usage(stderr)
 		return exitUsage
 	}
 	return c.run(ctx, args[1:], stdin, stdout, stderr)
+}
+
+// helpTopics are the references `permhost help TOPIC` prints, carried in
+// the binary (package docs) for a user without the repository.
+var helpTopics = map[string]struct{ summary, text string }{
+	"config":    {"the configuration file, permhost.toml", docs.Config},
+	"test-file": {"the test files of permhost test", docs.TestFile},
+	"abi":       {"the plugin ABI: what a plugin exports, reads and answers", docs.ABI},
+}
+
+// didYouMean names the command nearest name, " (did you mean "check"?)",
+// when one is near enough to be a typo; else "" (the usage that follows
+// lists them all).
+func didYouMean(name string) string {
+	var names []string
+	for n, c := range commands {
+		if !c.hidden {
+			names = append(names, n)
+		}
+	}
+	for n := range helpTopics {
+		names = append(names, n)
+	}
+	if s := config.DidYouMean(name, names, ""); strings.HasPrefix(s, " (did you mean") {
+		return s
+	}
+	return ""
 }
 
 func usage(w io.Writer) {
@@ -96,6 +130,15 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'permhost COMMAND -h' (or 'permhost help COMMAND') for a command's flags.")
+	fmt.Fprintln(w, "\nreferences (permhost help TOPIC):")
+	topics := make([]string, 0, len(helpTopics))
+	for n := range helpTopics {
+		topics = append(topics, n)
+	}
+	sort.Strings(topics)
+	for _, n := range topics {
+		fmt.Fprintf(w, "  %-9s %s\n", n, helpTopics[n].summary)
+	}
 }
 
 // count writes n and the noun, plural unless n is 1: "1 tool call",

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -140,5 +142,73 @@ func TestCount(t *testing.T) {
 	p.stopped("end_turn")
 	if want := "(0 tool calls, 1 permission decision)"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr %q lacks %q", stderr.String(), want)
+	}
+}
+
+// An unknown command near a real one is named as the probable typo.
+func TestUnknownCommandDidYouMean(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"chek"}, `permhost: unknown command "chek" (did you mean "check"?)`},
+		{[]string{"help", "replya"}, `permhost help: unknown command "replya" (did you mean "replay"?)`},
+		{[]string{"zzzzzzzz"}, `permhost: unknown command "zzzzzzzz"`},
+	} {
+		code, _, stderr := runMain(t, tt.args...)
+		if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || first != tt.want {
+			t.Errorf("%v: exit %d, first line %q; want %d, %q", tt.args, code, first, exitUsage, tt.want)
+		}
+	}
+}
+
+// permhost help TOPIC prints the reference carried in the binary, and the
+// help texts point to these topics rather than to repository files.
+func TestHelpTopics(t *testing.T) {
+	for topic, want := range map[string]string{
+		"config":    "[[plugin]]",
+		"test-file": "[[case]]",
+		"abi":       "permhost_check_config",
+	} {
+		code, stdout, stderr := runMain(t, "help", topic)
+		if code != exitOK || stderr != "" || !strings.Contains(stdout, want) || !strings.HasPrefix(stdout, "# ") {
+			t.Errorf("help %s: exit %d, stderr %q, %d bytes without %q", topic, code, stderr, len(stdout), want)
+		}
+	}
+	if _, stdout, _ := runMain(t, "help"); !strings.Contains(stdout, "test-file") {
+		t.Errorf("help lists no topics:\n%s", stdout)
+	}
+	for _, c := range []string{"test", "eval", "replay", "plugins", "check"} {
+		_, stdout, _ := runMain(t, c, "-h")
+		for _, repoFile := range []string{"docs/", "testdata/", ".md"} {
+			if strings.Contains(stdout, repoFile) {
+				t.Errorf("%s -h names the repository file %q", c, repoFile)
+			}
+		}
+	}
+}
+
+// permhost test reports what a plugin's own check finds in the test
+// file's [config] as the file's mistake, with its line, rather than
+// failing every case.
+func TestTestFilePluginConfigCheck(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tests.toml")
+	os.WriteFile(file, []byte(`plugin = "std:team-rules"
+[[config.rules]]
+action = "allow"
+family = "read"
+[[config.rules]]
+acton = "reject"
+family = "shell"
+[[case]]
+kind = "read"
+path = "a"
+expect = "allow"
+`), 0o600)
+	code, _, stderr := runMain(t, "test", "--cache-dir", filepath.Join(dir, "cache"), file)
+	want := "permhost test: " + file + `:6: config.rules[1].acton: plugin "team-rules": unknown key (did you mean "action"?)` + "\n"
+	if code != exitUsage || stderr != want {
+		t.Errorf("exit %d, stderr\n%s\nwant %d,\n%s", code, stderr, exitUsage, want)
 	}
 }

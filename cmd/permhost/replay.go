@@ -18,8 +18,9 @@ func init() {
 
 const replayUsage = `usage: permhost replay [--config FILE] [--json] [--fail-on-diff] TRANSCRIPT...
 
-Reads recorded ACP traffic — the transcript format of testdata/transcripts
-({"seq","ts","dir","msg"} per line) or plain ACP lines — rebuilds session and
+Reads recorded ACP traffic — transcripts of one JSON object per line,
+{"seq","ts","dir","msg"} (dir "client->agent" or "agent->client",
+msg the ACP message), or plain ACP lines — rebuilds session and
 tool-call state as the proxy does, and runs every permission request through
 today's policy. Prints a table: the request, today's decision (an option id,
 "cancelled", or "ask" when the person would decide), what was actually

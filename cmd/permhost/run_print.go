@@ -12,6 +12,7 @@ import (
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/internal/prompt"
 	"github.com/permhost/permhost/internal/safetext"
+	"github.com/permhost/permhost/policy"
 )
 
 // runPrinter shows a session's events: the transcript for a person (agent
@@ -143,6 +144,9 @@ func who(decidedBy string) string {
 		return "you"
 	case "cancel", "":
 		return "cancellation"
+	}
+	if id, ok := strings.CutPrefix(decidedBy, policy.ByGrant); ok {
+		return "grant " + safetext.Terminal(id) // a stored grant (permhost grants), not a plugin
 	}
 	return "plugin " + safetext.Terminal(decidedBy)
 }

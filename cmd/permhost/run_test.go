@@ -149,3 +149,19 @@ func TestRunPrinterJSON(t *testing.T) {
 		t.Errorf("error line %s", lines[3])
 	}
 }
+
+// TestWho: the printed decider names a stored grant as a grant, not as a
+// plugin called "grant:…".
+func TestWho(t *testing.T) {
+	for in, want := range map[string]string{
+		"team-rules":       "plugin team-rules",
+		"grant:g-1a2b3c4d": "grant g-1a2b3c4d",
+		"builtin":          "the builtin fallback",
+		"person":           "you",
+		"":                 "cancellation",
+	} {
+		if got := who(in); got != want {
+			t.Errorf("who(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

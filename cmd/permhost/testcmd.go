@@ -43,7 +43,7 @@ shorthand, and timeout = "500ms" (default 10s).
 
 Prints each failure with the decision that happened, then "N passed, M
 failed". Exit status: 0 all passed, 1 a case failed, 2 a usage or file error.
-docs/testing.md describes every key, with a full example.`
+'permhost help test-file' describes every key, with a full example.`
 
 func runTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("test", stderr)
@@ -63,13 +63,19 @@ func runTest(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	for _, path := range fs.Args() {
 		suites, err := collectSuites(path)
 		if err != nil {
-			fmt.Fprintln(stderr, "permhost test:", err)
+			printError(stderr, "permhost test", err)
 			usageErr = true
 			continue
 		}
 		for _, s := range suites {
 			results, err := s.run(ctx, *cacheDir, home)
-			if err != nil {
+			var mistakes config.ErrorList
+			switch {
+			case errors.As(err, &mistakes):
+				printError(stderr, "permhost test", err) // each names its file and line
+				usageErr = true
+				continue
+			case err != nil:
 				printError(stderr, "permhost test: "+s.file.Path, err)
 				usageErr = true
 				continue
@@ -198,7 +204,23 @@ func (s suite) run(ctx context.Context, cacheDir, home string) ([]policy.CaseRes
 			// The file's [config]: a key its plugin does not declare is the
 			// file's mistake, not a failure of every case.
 			code := config.Plugin{Name: pc.Name, Config: pc.Config}
-			if err := config.Errors(config.CheckConfigKeys(code, p.Info().ConfigKeys)); err != nil {
+			mistakes := config.CheckConfigKeys(code, p.Info().ConfigKeys)
+			if problems := p.ConfigProblems(); len(problems) > 0 {
+				// What the plugin's own check found, at the lines of the
+				// file's [config].
+				in := config.Plugin{Name: pc.Name, File: s.file.Path, ConfigKeyLines: map[string]int{}}
+				if data, err := os.ReadFile(s.file.Path); err == nil {
+					for k, n := range config.KeyLines(data) {
+						if rel, ok := strings.CutPrefix(k, "config."); ok {
+							in.ConfigKeyLines[rel] = n
+						}
+					}
+				}
+				for _, pr := range problems {
+					mistakes = append(mistakes, config.PluginProblem(in, pr.Key, pr.Message, pr.Suggestion))
+				}
+			}
+			if err := config.Errors(mistakes); err != nil {
 				return nil, err
 			}
 		}

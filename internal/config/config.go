@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -196,11 +197,14 @@ type Plugin struct {
 	Limits sandbox.Limits
 	// File, Key ("plugin[1]") and Line say where the entry is written, and
 	// ConfigLines where each top-level key of Config is, for mistakes found
-	// later (CheckConfigKeys).
-	File        string
-	Key         string
-	Line        int
-	ConfigLines map[string]int
+	// later (CheckConfigKeys), and ConfigKeyLines where each key at any
+	// depth is, as the plugin names it ("rules[2].acton"), for the
+	// mistakes the plugin finds ([PluginProblem]).
+	File           string
+	Key            string
+	Line           int
+	ConfigLines    map[string]int
+	ConfigKeyLines map[string]int
 	// Wasm, when set, is the module as read once and checked against its
 	// pin (a bundle's plugins, internal/bundle): [Plugin.Module] and
 	// [Plugin.Digest] use it, never the file again, so that what was
@@ -447,6 +451,10 @@ func suggest(k string, known map[string]func(string, any)) string {
 	return suggestName(k, names, "known keys")
 }
 
+// DidYouMean is suggestName for other files that report mistakes the way a
+// configuration does: ` (did you mean "x"?)`, or every name, as what.
+func DidYouMean(k string, names []string, what string) string { return suggestName(k, names, what) }
+
 // suggestName names the one of names nearest k, or lists them all (as
 // what) when none is near.
 func suggestName(k string, names []string, what string) string {
@@ -610,7 +618,28 @@ func (c *checker) existingFile(k, p string) {
 		c.fail(k, "%s is a directory, want a .wasm file", p)
 	case !st.IsDir() && strings.HasPrefix(k, "bundle"):
 		c.fail(k, "%s is a file, want a bundle directory", p)
+	case !st.IsDir():
+		if err := wasmMagic(p); err != nil {
+			c.fail(k, "%s %v", p, err)
+		}
 	}
+}
+
+// wasmMagic fails when the file at p does not start as a WebAssembly
+// module does ("\x00asm"): a wrong path (the plugin's source, a text
+// file) is then the configuration's mistake, found before the agent
+// starts, rather than a plugin that fails to load at the first decision.
+func wasmMagic(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return errors.New(unwrapPathError(err))
+	}
+	defer f.Close()
+	var head [4]byte
+	if n, _ := io.ReadFull(f, head[:]); n < 4 || string(head[:]) != "\x00asm" {
+		return errors.New("is not a WebAssembly module (a .wasm file starts with \"\\0asm\"); build the plugin and name its .wasm")
+	}
+	return nil
 }
 
 func (c *checker) plugin(k string, t map[string]any) Plugin {
@@ -690,6 +719,12 @@ func (c *checker) plugin(k string, t map[string]any) Plugin {
 			p.ConfigLines = make(map[string]int, len(t))
 			for key := range t {
 				p.ConfigLines[key] = c.line(k + "." + key)
+			}
+			p.ConfigKeyLines = map[string]int{}
+			for key, n := range c.lines {
+				if rel, ok := strings.CutPrefix(key, k+"."); ok {
+					p.ConfigKeyLines[rel] = n
+				}
 			}
 		},
 	})

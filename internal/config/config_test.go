@@ -16,6 +16,9 @@ import (
 	"github.com/permhost/permhost/sandbox"
 )
 
+// emptyModule is the smallest WebAssembly module: its magic and version.
+const emptyModule = "\x00asm\x01\x00\x00\x00"
+
 // write puts name → content files in a temp dir and returns the dir.
 func write(t *testing.T, files map[string]string) string {
 	t.Helper()
@@ -24,6 +27,9 @@ func write(t *testing.T, files map[string]string) string {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
+		}
+		if strings.HasSuffix(name, ".wasm") && content == "x" {
+			content = emptyModule // a module for the configuration, never loaded
 		}
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
@@ -83,7 +89,8 @@ func TestLoadFull(t *testing.T) {
 	want := config.Plugin{Name: "no-rm", Path: filepath.Join(dir, "no-rm.wasm"),
 		SHA256:  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
 		Timeout: 250 * time.Millisecond, Memory: 16 << 20, FailurePolicy: "monitor", Layer: "team", Isolation: "in-process",
-		File: filepath.Join(dir, "permhost.toml"), Key: "plugin[0]", Line: 11, ConfigLines: map[string]int{"paths": 20, "nested": 21}}
+		File: filepath.Join(dir, "permhost.toml"), Key: "plugin[0]", Line: 11, ConfigLines: map[string]int{"paths": 20, "nested": 21},
+		ConfigKeyLines: map[string]int{"paths": 20, "nested": 21}}
 	gotCfg := string(p.Config)
 	p.Config = nil
 	if !reflect.DeepEqual(p, want) {
@@ -394,4 +401,18 @@ func docNumber(n int, size bool) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// TestPluginNotWasm: a plugin file that is not a WebAssembly module is the
+// file's mistake, at the path's line, before anything loads it.
+func TestPluginNotWasm(t *testing.T) {
+	for _, content := range []string{"package main\n", "", "\x00as"} {
+		dir := write(t, map[string]string{"permhost.toml": "strategy = \"sequential\"\n[[plugin]]\npath = \"p.wasm\"\n", "p.wasm": content})
+		_, err := config.Load(filepath.Join(dir, "permhost.toml"))
+		var list config.ErrorList
+		if !errors.As(err, &list) || len(list) != 1 || list[0].Line != 3 || list[0].Key != "plugin[0].path" ||
+			!strings.Contains(list[0].Msg, "is not a WebAssembly module") {
+			t.Errorf("content %q: %v", content, err)
+		}
+	}
 }

@@ -5,7 +5,58 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 )
+
+// PluginProblem returns the mistake a plugin found in its own
+// configuration (its permhost_check_config): key is the path inside
+// [plugin.config] as the plugin names it ("rules[2].acton", "" for the
+// table itself), placed on the line of that key or of its nearest parent
+// written in the file, else of the plugin's entry.
+func PluginProblem(p Plugin, key, msg, suggestion string) *Error {
+	line := p.Line
+	for k := key; k != ""; {
+		if n, ok := p.ConfigKeyLines[k]; ok && n > 0 {
+			line = n
+			break
+		}
+		if n := firstLineUnder(p.ConfigKeyLines, k); n > 0 {
+			line = n // an array of tables: its first element's header
+			break
+		}
+		i := strings.LastIndexAny(k, ".[")
+		if i < 0 {
+			if n := p.ConfigLines[k]; n > 0 {
+				line = n
+			}
+			break
+		}
+		k = k[:i]
+	}
+	full := "config"
+	if p.Key != "" {
+		full = p.Key + ".config"
+	}
+	if key != "" {
+		full += "." + key
+	}
+	if suggestion != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", suggestion)
+	}
+	return &Error{File: p.File, Line: line, Key: full, Msg: fmt.Sprintf("plugin %q: %s", p.Name, msg)}
+}
+
+// firstLineUnder returns the first line of a key inside k ("k[0]",
+// "k.x"), or 0.
+func firstLineUnder(lines map[string]int, k string) int {
+	first := 0
+	for key, n := range lines {
+		if n > 0 && (first == 0 || n < first) && (strings.HasPrefix(key, k+"[") || strings.HasPrefix(key, k+".")) {
+			first = n
+		}
+	}
+	return first
+}
 
 // CheckConfigKeys returns a mistake for each top-level key of p's
 // [plugin.config] that the plugin does not declare (the configKeys of its

@@ -61,3 +61,34 @@ config = { only_in_mod = "plan" }
 		})
 	}
 }
+
+func TestPluginProblem(t *testing.T) {
+	const file = `[[plugin]]
+path = "std:team-rules"
+[[plugin.config.rules]]
+action = "allow"
+family = "read"
+[[plugin.config.rules]]
+acton = "reject"
+family = "shell"
+`
+	cfg, err := config.Parse([]byte(file), "permhost.toml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Plugins[0]
+	tests := []struct {
+		key, msg, suggestion, want string
+	}{
+		{"rules[1].acton", "unknown key", "action", `permhost.toml:7: plugin[0].config.rules[1].acton: plugin "team-rules": unknown key (did you mean "action"?)`},
+		{"rules[0]", "states no condition", "", `permhost.toml:3: plugin[0].config.rules[0]: plugin "team-rules": states no condition`},
+		{"rules[0].nothere.deeper", "bad", "", `permhost.toml:3: plugin[0].config.rules[0].nothere.deeper: plugin "team-rules": bad`},
+		{"rules", "bad", "", `permhost.toml:3: plugin[0].config.rules: plugin "team-rules": bad`},
+		{"", "is not a table", "", `permhost.toml:1: plugin[0].config: plugin "team-rules": is not a table`},
+	}
+	for _, tt := range tests {
+		if got := config.PluginProblem(p, tt.key, tt.msg, tt.suggestion).Error(); got != tt.want {
+			t.Errorf("PluginProblem(%q) =\n%s\nwant\n%s", tt.key, got, tt.want)
+		}
+	}
+}

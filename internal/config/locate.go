@@ -64,6 +64,11 @@ func keyLines(data []byte) map[string]int {
 	return lines
 }
 
+// KeyLines maps each key of the TOML document data to its 1-based line,
+// keys written as in [Error.Key] ("case[1].comand"), for other files that
+// report mistakes the way a configuration does (permhost test's files).
+func KeyLines(data []byte) map[string]int { return keyLines(data) }
+
 // indexedPath rewrites a dotted table name so that each prefix that is an
 // array of tables carries the index of its latest element:
 // "plugin.config" → "plugin[0].config".

@@ -90,13 +90,15 @@ type Options struct {
 // Plugin is a plugin loaded in a child process. Its methods are safe for
 // concurrent use.
 type Plugin struct {
-	name       string
-	sha        string
-	info       abi.Info
-	abiVersion abi.Version
-	limits     sandbox.Limits
-	hasConfig  bool
-	logger     *slog.Logger
+	name string
+	sha  string
+	info abi.Info
+	// configProblems is what permhost_check_config found, in the child.
+	configProblems []abi.ConfigProblem
+	abiVersion     abi.Version
+	limits         sandbox.Limits
+	hasConfig      bool
+	logger         *slog.Logger
 
 	exe           string
 	env           []string
@@ -140,6 +142,8 @@ func Load(ctx context.Context, opts Options) (*Plugin, error) {
 		return nil, e
 	}
 	p.name, p.sha, p.info, p.abiVersion, p.limits = r.Name, r.SHA256, r.Info, r.ABI, r.Limits
+	// The child bounded and cleaned them; bound them again, it is untrusted.
+	p.configProblems = r.ConfigProblems[:min(len(r.ConfigProblems), host.MaxConfigProblems)]
 	// A restart loads the same module or nothing: the file may change on
 	// disk meanwhile, the plugin may not.
 	p.loadMsg.SHA256 = r.SHA256
@@ -500,6 +504,10 @@ func (p *Plugin) SHA256() string { return p.sha }
 
 // Info returns what permhost_describe said, or the zero Info.
 func (p *Plugin) Info() abi.Info { return p.info }
+
+// ConfigProblems returns what the plugin's permhost_check_config found
+// wrong with its configuration at load, as [host.Plugin.ConfigProblems].
+func (p *Plugin) ConfigProblems() []abi.ConfigProblem { return p.configProblems }
 
 // ABI returns the version permhost_abi reported.
 func (p *Plugin) ABI() abi.Version { return p.abiVersion }

@@ -86,7 +86,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, errOut io.Writer) i
 		return 0
 	}
 	s.plugin = p
-	ready, err := marshal(readyMsg{Name: p.Name(), SHA256: p.SHA256(), ABI: p.ABI(), Info: p.Info(), Limits: p.Limits()})
+	ready, err := marshal(readyMsg{Name: p.Name(), SHA256: p.SHA256(), ABI: p.ABI(), Info: p.Info(), Limits: p.Limits(), ConfigProblems: p.ConfigProblems()})
 	if err == nil {
 		err = s.send(frameReady, 0, ready)
 	}

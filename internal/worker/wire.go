@@ -96,6 +96,8 @@ type readyMsg struct {
 	ABI    abi.Version    `json:"abi"`
 	Info   abi.Info       `json:"info"`
 	Limits sandbox.Limits `json:"limits"`
+	// ConfigProblems is what the plugin's permhost_check_config found.
+	ConfigProblems []abi.ConfigProblem `json:"configProblems,omitempty"`
 }
 
 type failureMsg struct {

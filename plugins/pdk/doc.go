@@ -24,8 +24,9 @@
 // nothing else from it but github.com/extism/go-pdk.
 //
 // Importing this package is what makes the module a plugin: built for
-// wasip1 it exports permhost_decide, permhost_abi and permhost_describe (see
-// docs/abi.md) over the Extism host functions of github.com/extism/go-pdk.
+// wasip1 it exports permhost_decide, permhost_abi, permhost_describe and
+// permhost_check_config (see docs/abi.md) over the Extism host functions
+// of github.com/extism/go-pdk.
 // Built for any other platform it exports nothing, so that a plugin's decide
 // function can be unit-tested with an ordinary go test.
 //

@@ -42,6 +42,19 @@ func permhostDescribe() int32 {
 	return 0
 }
 
+//go:wasmexport permhost_check_config
+func permhostCheckConfig() int32 {
+	if registered == nil {
+		return fail(ErrNotRegistered)
+	}
+	out, err := CheckConfig(*registered, extism.Input())
+	if err != nil {
+		return fail(err)
+	}
+	extism.Output(out)
+	return 0
+}
+
 func fail(err error) int32 {
 	extism.SetError(err)
 	return 1

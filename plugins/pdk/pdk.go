@@ -16,6 +16,14 @@ type Plugin struct {
 	Info abi.Info
 	// Decide answers one request. It must not keep req after returning.
 	Decide func(req abi.Request) (abi.Decision, error)
+	// CheckConfig, optional, returns every mistake in the plugin's
+	// configuration (the [plugin.config] table as a JSON object), none when
+	// it is good. The host calls it once at load through
+	// permhost_check_config and reports each problem as a mistake of the
+	// configuration file, with its line, before the agent starts; a plugin
+	// without it is only checked against Info.ConfigKeys. [UnknownKeys] and
+	// [Suggest] help write it.
+	CheckConfig func(config json.RawMessage) []abi.ConfigProblem
 }
 
 // Errors of [Handle] and [Register].
@@ -78,6 +86,25 @@ func Handle(p Plugin, input []byte) (out []byte, err error) {
 		return nil, fmt.Errorf("pdk: %s returned an invalid decision: %w", p.Info.Name, err)
 	}
 	return marshal(d)
+}
+
+// CheckConfig runs p.CheckConfig on one configuration and returns the
+// encoded [abi.ConfigCheck]: what permhost_check_config does. A plugin
+// without CheckConfig finds no problem; a panic is a failure.
+func CheckConfig(p Plugin, config []byte) (out []byte, err error) {
+	check := abi.ConfigCheck{Problems: []abi.ConfigProblem{}}
+	if p.CheckConfig != nil {
+		defer func() {
+			if r := recover(); r != nil {
+				out, err = nil, fmt.Errorf("pdk: %s: CheckConfig panicked: %v", p.Info.Name, r)
+			}
+		}()
+		for _, pr := range p.CheckConfig(bytes.Clone(config)) {
+			pr.Key, pr.Message, pr.Suggestion = Clean(pr.Key, 0), Clean(pr.Message, 0), Clean(pr.Suggestion, 0)
+			check.Problems = append(check.Problems, pr)
+		}
+	}
+	return marshal(check)
 }
 
 // Describe returns the encoded [abi.Info] of p.

@@ -3,6 +3,7 @@ package pdk
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -194,5 +195,44 @@ func TestWarmRequestDecodes(t *testing.T) {
 	}
 	if req.Options[0].Changes == nil || len(req.Shell.Commands[0].Redirects) == 0 || len(req.Paths) == 0 {
 		t.Errorf("warmRequest should reach every type: %+v", req)
+	}
+}
+
+func TestCheckConfig(t *testing.T) {
+	known := []string{"action", "family", "command"}
+	p := Plugin{Info: abi.Info{Name: "t"}, Decide: func(abi.Request) (abi.Decision, error) { return abi.Decision{}, nil },
+		CheckConfig: func(raw json.RawMessage) []abi.ConfigProblem {
+			var c struct{ Rules []json.RawMessage }
+			_ = json.Unmarshal(raw, &c)
+			out := UnknownKeys(raw, "", "rules")
+			for i, r := range c.Rules {
+				out = append(out, UnknownKeys(r, fmt.Sprintf("rules[%d].", i), known...)...)
+			}
+			return out
+		}}
+	tests := []struct {
+		name, config, want string
+	}{
+		{"good", `{"rules":[{"action":"reject","family":"shell"}]}`, `{"problems":[]}`},
+		{"typo", `{"rules":[{"action":"allow"},{"acton":"reject","zzzzzz":1}]}`,
+			`{"problems":[{"key":"rules[1].acton","message":"unknown key","suggestion":"action"},{"key":"rules[1].zzzzzz","message":"unknown key"}]}`},
+		{"top", `{"rulez":[]}`, `{"problems":[{"key":"rulez","message":"unknown key","suggestion":"rules"}]}`},
+		{"not a table", `{"rules":[3]}`, `{"problems":[{"key":"rules[0]","message":"is not a table"}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := CheckConfig(p, []byte(tt.config))
+			if err != nil || string(out) != tt.want {
+				t.Errorf("CheckConfig = %s, %v; want %s", out, err, tt.want)
+			}
+		})
+	}
+	// A plugin without CheckConfig finds nothing; one that panics fails.
+	if out, err := CheckConfig(Plugin{Info: abi.Info{Name: "t"}}, []byte(`{"x":1}`)); err != nil || string(out) != `{"problems":[]}` {
+		t.Errorf("no CheckConfig: %s, %v", out, err)
+	}
+	p.CheckConfig = func(json.RawMessage) []abi.ConfigProblem { panic("boom") }
+	if _, err := CheckConfig(p, []byte(`{}`)); err == nil {
+		t.Error("a panicking CheckConfig did not fail")
 	}
 }

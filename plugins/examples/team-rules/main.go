@@ -20,7 +20,8 @@ func init() {
 			Description: "Configured allow, reject and ask rules over tool kind, command prefixes, path globs and URL domains.",
 			ConfigKeys:  []string{"rules"},
 		},
-		Decide: decide,
+		Decide:      decide,
+		CheckConfig: checkConfig,
 	})
 }
 
