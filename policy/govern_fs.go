@@ -375,6 +375,9 @@ func (g *governor) fsRequest(ctx context.Context, r *acp.AgentRequest, c acp.Cli
 	if ctx.Err() != nil {
 		return acp.Reply{}, ctx.Err()
 	}
+	// What the person chose, read back as a permission answer would
+	// reach an agent: only an offered allow forwards.
+	e.settle(ctx, pr, req, &d)
 	d.entry.Request = r.Method
 	if d.entry.Outcome == "selected" && strings.HasPrefix(d.entry.OptionKind, "allow") {
 		return forward(d.entry)

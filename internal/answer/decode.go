@@ -216,3 +216,18 @@ func metaObject(raw []byte) json.RawMessage {
 func malformed(what string, err error) error {
 	return fmt.Errorf("%w: %s: %w", ErrMalformed, what, err)
 }
+
+// Checked reads a result permhost is about to send the agent and holds it
+// against the options offered: what the proxy relays and what the
+// decision log records are both read back from those bytes with this one
+// function, so that the two cannot disagree.
+func Checked(result []byte, offered func(optionID string) bool) (Reply, error) {
+	r, err := DecodeResult(result)
+	if err != nil {
+		return Reply{}, err
+	}
+	if err := r.Check(offered); err != nil {
+		return Reply{}, err
+	}
+	return r, nil
+}

@@ -1,0 +1,120 @@
+package policy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/acp"
+	"github.com/permhost/permhost/internal/answer"
+)
+
+// This file is where a permission decision meets the agent: the editor's
+// answer to a permission request is read here, once and strictly
+// (readAnswer), and every answer the handler gives the agent is checked,
+// encoded and logged here (deliver), so that the decision log records what
+// the agent receives, read back from the same bytes. docs/mediation.md
+// describes the states a request goes through.
+
+// editorAnswer is the editor's answer to a permission request as read
+// once by readAnswer; everything downstream (what the agent receives, the
+// decision log, allowances, grants) comes from it.
+type editorAnswer struct {
+	// askErr is Client.Ask's error: there is no answer.
+	askErr error
+	// err is set when the answer does not read one way only
+	// (answer.ErrMalformed).
+	err error
+	// rpcErr is set for an error response.
+	rpcErr *answer.RPCError
+	// reply is the answer otherwise: selected or cancelled, with the
+	// peer's _meta objects, each strictly decoded.
+	reply answer.Reply
+}
+
+// readAnswer is the one place the editor's answer to a permission request
+// (one the proxy forwarded, or a prompt of permhost's own) is validated:
+// the whole response line goes through answer.DecodeResponse (exact keys at
+// every depth, no key twice in any case, only ACP's members, exactly one of
+// result and error, a known outcome with a string option id). Nothing else
+// reads the editor's bytes: a result member that reads fine on its own
+// inside a line that does not is not an answer.
+func readAnswer(ans acp.Answer, askErr error) editorAnswer {
+	switch {
+	case askErr != nil:
+		return editorAnswer{askErr: askErr}
+	case ans.Line == nil && ans.Error != nil:
+		// The proxy's own error for a request whose answer could be
+		// another's (acp: a reused id): no line of the editor's.
+		return editorAnswer{rpcErr: &answer.RPCError{Code: int64(ans.Error.Code), Message: ans.Error.Message}}
+	case ans.Line == nil:
+		return editorAnswer{err: fmt.Errorf("%w: no response line", answer.ErrMalformed)}
+	}
+	r, err := answer.DecodeResponse(bytes.TrimSpace(ans.Line))
+	if err != nil {
+		return editorAnswer{err: err}
+	}
+	return editorAnswer{reply: r.Reply, rpcErr: r.Error}
+}
+
+// selected returns the option the answer selects, if it reads as a
+// selection.
+func (a editorAnswer) selected() (string, bool) {
+	if a.askErr != nil || a.err != nil || a.rpcErr != nil || !a.reply.Selects() {
+		return "", false
+	}
+	return a.reply.OptionID, true
+}
+
+// deliver is the last step of every decision the proxy's handler makes on
+// a permission request (the plugins', a grant's, the person's, the
+// fallback's): d.result is held against the options the agent offered with
+// answer.Checked, the check the proxy applies again before relaying it;
+// what fails becomes cancelled. The decision log entry's outcome and option
+// are then read back from the bytes returned, the agent's answer, and only
+// an answer the agent receives as an allow records an allowance for the
+// call's own file and terminal requests. A request cancelled meanwhile
+// (ctx done) is answered cancelled by the proxy, and logged so.
+func (e *Engine) deliver(ctx context.Context, pr *acp.PermissionRequest, req abi.Request, berr error, d decision, start time.Time) []byte {
+	out := e.settle(ctx, pr, req, &d)
+	e.governed(pr, req, berr, &d.entry)
+	d.entry.LatencyUs = e.now().Sub(start).Microseconds()
+	e.record(d.entry)
+	return out
+}
+
+// settle is deliver without the log: it returns the agent's answer for d
+// and sets d's entry from it (governed file and terminal requests, whose
+// log entry says what became of the request, use it alone).
+func (e *Engine) settle(ctx context.Context, pr *acp.PermissionRequest, req abi.Request, d *decision) []byte {
+	result := d.result
+	if ctx.Err() != nil {
+		if d.entry.DecidedBy != "" && d.entry.DecidedBy != ByCancel {
+			d.entry.Reason = "cancelled before the answer (" + d.entry.DecidedBy + ") reached the agent"
+		}
+		d.entry.DecidedBy = ByCancel
+		result = answer.Cancelled().Result()
+	}
+	r, err := answer.Checked(result, pr.Offered)
+	if err != nil {
+		e.log.Error("internal error: an answer for the agent does not check; the agent gets cancelled", "decisionId", req.DecisionID, "err", err)
+		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, "internal error: "+err.Error()
+		r = answer.Cancelled()
+	}
+	out := r.Result()
+	sent, err := answer.Checked(out, pr.Offered)
+	if err != nil { // permhost's own encoding always reads back
+		sent = answer.Cancelled()
+		out = sent.Result()
+	}
+	d.result = out
+	d.entry.Outcome, d.entry.OptionID, d.entry.OptionKind = sent.Outcome, sent.OptionID, ""
+	for _, o := range req.Options {
+		if sent.Selects() && o.OptionID == sent.OptionID {
+			d.entry.OptionKind = o.Kind
+		}
+	}
+	return out
+}
