@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/permhost/permhost/internal/answer"
 	"github.com/permhost/permhost/internal/jsontext"
 )
 
@@ -306,6 +307,13 @@ func (p *Proxy) clientResponse(d decoded, body []byte) clientAction {
 		}
 		if d.error != nil {
 			a.Error = decodeRPCError(d.error)
+		}
+		if pp.sessionCancelled && pp.areq == nil {
+			// After session/cancel the agent gets cancelled whatever the
+			// answer (finishWith): the handler sees that answer, so that
+			// what it logs is what the agent gets.
+			c := answer.Cancelled()
+			a = Answer{Line: answer.Encode(d.id, c), Result: c.Result()}
 		}
 		pp.slot = p.toAgent.newSlot()
 		return clientAction{slot: pp.slot, answer: pp, ans: a}

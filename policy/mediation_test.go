@@ -142,3 +142,25 @@ func TestEditorAnswerLogAgreesWithAgent(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionCancelledAnswerLogged: the editor allows after it cancelled
+// the session; the agent gets cancelled (ACP), and so does the log, with
+// no allowance for the call.
+func TestSessionCancelledAnswerLogged(t *testing.T) {
+	s := newEngine(t, nil)
+	m := newMediated(t, s)
+	m.write(m.agentW, `{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":`+claudeBash+`}`)
+	next(t, m.toClient, acp.MethodRequestPermission)
+	m.write(m.clientW, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"2a178532-7f3e-4eef-ad46-ab41b93044de"}}`)
+	next(t, m.toAgent, acp.MethodSessionCancel)
+	m.write(m.clientW, `{"jsonrpc":"2.0","id":1,"result":{"outcome":{"outcome":"selected","optionId":"allow"}}}`)
+	if got := string(next(t, m.toAgent, "")["result"]); got != `{"outcome":{"outcome":"cancelled"}}` {
+		t.Fatalf("the agent got %s", got)
+	}
+	m.clientW.Close()
+	m.agentW.Close()
+	e := s.entries(t)[0]
+	if e["outcome"] != "cancelled" || e["optionId"] != nil {
+		t.Errorf("the log records %v %v, the agent got cancelled", e["outcome"], e["optionId"])
+	}
+}
