@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/answer"
 	"github.com/permhost/permhost/internal/jsontext"
 )
 
@@ -252,11 +254,16 @@ func (g *governor) elicitation(ctx context.Context, r *acp.AgentRequest, c acp.C
 	}
 	entry.DecidedBy = ByPerson
 	entry.Person = &LogPerson{Shown: idsOfACP(shown)}
-	if ans.Error != nil {
+	// The whole line is read strictly, as a permission answer is
+	// (readAnswer): a result that reads fine inside a line that does not
+	// is no answer.
+	_, result, rpcErr, err := answer.DecodeEnvelope(bytes.TrimSpace(ans.Line))
+	if err == nil && rpcErr != nil {
 		entry.Person.Answer = "error"
 		return done(entry, "cancel", "")
 	}
-	action, option, content, ok := readApprovalAnswer(ans.Result, a, shown)
+	action, option, content, ok := readApprovalAnswer(result, a, shown)
+	ok = ok && err == nil
 	if !ok {
 		entry.Person.Answer, entry.Person.Refused = "unreadable", true
 		entry.Reason = "the editor's answer did not read as one of the choices offered"
