@@ -203,16 +203,7 @@ func (g *governor) elicitation(ctx context.Context, r *acp.AgentRequest, c acp.C
 	entry := entryFor(req, e.via, e.cfg.Strategy, start)
 	entry.Request = r.Method
 	done := func(entry LogEntry, action, option string) (acp.Reply, error) {
-		entry.Outcome, entry.OptionID = action, option
-		for _, o := range req.Options {
-			if o.OptionID == option {
-				entry.OptionKind = o.Kind
-			}
-		}
-		entry.LatencyUs = e.now().Sub(start).Microseconds()
-		e.writeLog(entry)
-		e.log.Info("approval decided", "decisionId", entry.DecisionID, "action", action, "option", option, "decidedBy", entry.DecidedBy)
-		return acp.Reply{Result: approvalResult(action, option, a)}, nil
+		return e.deliverApproval(req, a, entry, approvalResult(action, option, a), start), nil
 	}
 	// v is what narrows the choices a person sees: a request permhost
 	// cannot build is the fallback's, as a permission request's is.
@@ -273,10 +264,7 @@ func (g *governor) elicitation(ctx context.Context, r *acp.AgentRequest, c acp.C
 	if option != "" {
 		entry.Person.Answer = option
 	}
-	entry.Outcome, entry.OptionID = action, option
-	entry.LatencyUs = e.now().Sub(start).Microseconds()
-	e.writeLog(entry)
-	return acp.Reply{Result: content}, nil
+	return e.deliverApproval(req, a, entry, content, start), nil
 }
 
 func idsOfACP(opts []abi.Option) []string {

@@ -3,12 +3,14 @@ package policy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/internal/answer"
+	"github.com/permhost/permhost/internal/jsontext"
 )
 
 // This file is where a permission decision meets the agent: the editor's
@@ -117,4 +119,40 @@ func (e *Engine) settle(ctx context.Context, pr *acp.PermissionRequest, req abi.
 		}
 	}
 	return out
+}
+
+// deliverApproval is deliver for an approval (elicitation/create): the
+// decision log entry's outcome and option are read back from result, the
+// bytes the agent gets — the action, and the persist choice of an accept
+// (accept when the form has none, once when it is left out; decline for a
+// decline).
+func (e *Engine) deliverApproval(req abi.Request, a approval, entry LogEntry, result json.RawMessage, start time.Time) acp.Reply {
+	f, err := jsontext.Fields(result, "action", "content")
+	action, _ := jsontext.String(f["action"])
+	option := ""
+	switch {
+	case err != nil:
+		action = "" // never: permhost encoded result
+	case action == elicitDecline:
+		option = elicitDecline
+	case action == "accept" && a.persist == nil:
+		option = elicitAccept
+	case action == "accept":
+		if c, err := jsontext.Lookup(f["content"], "persist"); err == nil {
+			option, _ = jsontext.String(c["persist"])
+		}
+		if option == "" {
+			option = "once" // left out, the agent takes it as once (codex-acp)
+		}
+	}
+	entry.Outcome, entry.OptionID, entry.OptionKind = action, option, ""
+	for _, o := range req.Options {
+		if option != "" && o.OptionID == option {
+			entry.OptionKind = o.Kind
+		}
+	}
+	entry.LatencyUs = e.now().Sub(start).Microseconds()
+	e.writeLog(entry)
+	e.log.Info("approval decided", "decisionId", entry.DecisionID, "action", action, "option", option, "decidedBy", entry.DecidedBy)
+	return acp.Reply{Result: result}
 }
