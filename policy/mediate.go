@@ -156,3 +156,42 @@ func (e *Engine) deliverApproval(req abi.Request, a approval, entry LogEntry, re
 	e.log.Info("approval decided", "decisionId", entry.DecisionID, "action", action, "option", option, "decidedBy", entry.DecidedBy)
 	return acp.Reply{Result: result}
 }
+
+// fsDelivery is deliver for a governed file or terminal request: the
+// decision is logged as forwarded or refused, and then carried out — the
+// request forwarded to the editor (whose response the proxy relays once it
+// answers this request's id), or the agent refused with an error naming
+// who refused.
+type fsDelivery struct {
+	e      *Engine
+	ctx    context.Context
+	r      *acp.AgentRequest
+	c      acp.Client
+	call   fsCall
+	params json.RawMessage // what is forwarded: the file decided on
+	start  time.Time
+}
+
+func (f fsDelivery) forward(entry LogEntry) (acp.Reply, error) {
+	entry.Outcome = "forwarded"
+	entry.LatencyUs = f.e.now().Sub(f.start).Microseconds()
+	f.e.writeLog(entry)
+	a, err := f.c.Ask(f.ctx, f.params)
+	if err != nil {
+		return acp.Reply{}, err
+	}
+	return acp.Reply{Line: a.Line}, nil
+}
+
+func (f fsDelivery) refuse(entry LogEntry) (acp.Reply, error) {
+	entry.Outcome = "refused"
+	entry.LatencyUs = f.e.now().Sub(f.start).Microseconds()
+	f.e.writeLog(entry)
+	who := entry.DecidedBy
+	msg := fmt.Sprintf("%s %s refused by %s", f.r.Method, f.call.what(), who)
+	if entry.Reason != "" {
+		msg += ": " + entry.Reason
+	}
+	f.e.log.Info("refused the agent's "+f.r.Method, "decisionId", entry.DecisionID, "what", f.call.what(), "decidedBy", who, "reason", entry.Reason)
+	return acp.Reply{Error: refusal(msg + " ([session] fs = \"govern\")")}, nil
+}
