@@ -79,8 +79,8 @@ func (a editorAnswer) selected() (string, bool) {
 // an answer the agent receives as an allow records an allowance for the
 // call's own file and terminal requests. A request cancelled meanwhile
 // (ctx done) is answered cancelled by the proxy, and logged so.
-func (e *Engine) deliver(ctx context.Context, pr *acp.PermissionRequest, req abi.Request, berr error, d decision, start time.Time) []byte {
-	out := e.settle(ctx, pr, req, &d)
+func (e *Engine) deliver(ctx context.Context, pr *acp.PermissionRequest, req abi.Request, berr error, d *decision, start time.Time) []byte {
+	out := e.settle(ctx, pr, req, d)
 	e.governed(pr, req, berr, &d.entry)
 	d.entry.LatencyUs = e.now().Sub(start).Microseconds()
 	e.record(d.entry)

@@ -53,7 +53,7 @@ func (h proxyHandler) RequestPermission(ctx context.Context, pr *acp.PermissionR
 			d = h.person(ctx, pr, req, v, c, entry)
 		}
 	}
-	result := e.deliver(ctx, pr, req, err, d, start)
+	result := e.deliver(ctx, pr, req, err, &d, start)
 	if ctx.Err() != nil {
 		return acp.Response{}, ctx.Err()
 	}
