@@ -425,6 +425,15 @@ func (c *permClient) Ask(ctx context.Context, params json.RawMessage) (Answer, e
 	if withdraw {
 		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(pp.req.ID)))
 	}
+	p.mu.Lock()
+	sessionCancelled := pp.sessionCancelled && pp.areq == nil
+	p.mu.Unlock()
+	if sessionCancelled {
+		// The session was cancelled while the client was asked: the agent
+		// gets cancelled whatever the handler decides now (finishWith),
+		// so it is answered now and the handler's context says so.
+		p.finish(pp, pp.cancelled())
+	}
 	return Answer{}, ctx.Err()
 }
 

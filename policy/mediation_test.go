@@ -6,9 +6,13 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
+	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/config"
 )
 
 // mediated runs an acp.Proxy with the engine's handler over pipes: the
@@ -20,6 +24,7 @@ type mediated struct {
 	toAgent  *bufio.Reader
 	toClient *bufio.Reader
 	done     chan error
+	once     sync.Once
 }
 
 func newMediated(t *testing.T, s *setup) *mediated {
@@ -34,14 +39,20 @@ func newMediated(t *testing.T, s *setup) *mediated {
 	agentOut, agentW := io.Pipe()
 	m := &mediated{t: t, agentW: agentW, clientW: clientW, toAgent: bufio.NewReader(agentR), toClient: bufio.NewReader(clientR), done: make(chan error, 1)}
 	go func() { m.done <- p.Run(context.Background(), clientIn, clientOut, agentIn, agentOut) }()
-	t.Cleanup(func() {
-		clientW.Close()
-		agentW.Close()
-		go io.Copy(io.Discard, clientR)
-		go io.Copy(io.Discard, agentR)
+	t.Cleanup(m.close)
+	return m
+}
+
+// close ends both peers' lines and waits for the proxy, its handlers
+// included, to return: every decision is logged by then.
+func (m *mediated) close() {
+	m.once.Do(func() {
+		m.clientW.Close()
+		m.agentW.Close()
+		go io.Copy(io.Discard, m.toClient)
+		go io.Copy(io.Discard, m.toAgent)
 		<-m.done
 	})
-	return m
 }
 
 func (m *mediated) write(w *io.PipeWriter, line string) {
@@ -125,8 +136,7 @@ func TestEditorAnswerLogAgreesWithAgent(t *testing.T) {
 			if strings.Contains(got, "allow") && tc.outcome != "selected:allow" {
 				t.Errorf("the agent got %s from an answer that does not read one way only", got)
 			}
-			m.clientW.Close()
-			m.agentW.Close()
+			m.close()
 			entries := s.entries(t)
 			if len(entries) != 1 {
 				t.Fatalf("%d log entries, want 1", len(entries))
@@ -157,10 +167,49 @@ func TestSessionCancelledAnswerLogged(t *testing.T) {
 	if got := string(next(t, m.toAgent, "")["result"]); got != `{"outcome":{"outcome":"cancelled"}}` {
 		t.Fatalf("the agent got %s", got)
 	}
-	m.clientW.Close()
-	m.agentW.Close()
+	m.close()
 	e := s.entries(t)[0]
 	if e["outcome"] != "cancelled" || e["optionId"] != nil {
 		t.Errorf("the log records %v %v, the agent got cancelled", e["outcome"], e["optionId"])
+	}
+}
+
+// gated decides d once released.
+type gated struct {
+	release chan struct{}
+	d       abi.Decision
+}
+
+func (p *gated) Call(ctx context.Context, req abi.Request) host.Result {
+	select {
+	case <-p.release:
+	case <-ctx.Done():
+		return host.Result{Err: &host.Error{Kind: host.KindCancelled, Plugin: "gated", Err: ctx.Err()}}
+	}
+	return host.Result{Decision: p.d}
+}
+
+// TestRaceAfterSessionCancelLogged: with the race strategy the editor is
+// shown the request while the plugins run; the editor cancels the session,
+// then the plugins allow. The agent gets cancelled, and so does the log
+// (it said "selected allow" by the plugin).
+func TestRaceAfterSessionCancelLogged(t *testing.T) {
+	p := &gated{release: make(chan struct{}), d: abi.Decision{Outcome: abi.OutcomeAllow}}
+	s := newEngine(t, &config.Config{Strategy: config.StrategyRace, OnUndecided: config.UndecidedReject},
+		host.Member{Name: "gated", Layer: host.LayerUser, Policy: host.FailClosed, Plugin: p, Version: "1.0.0", SHA256: strings.Repeat("ab", 32)})
+	m := newMediated(t, s)
+	m.write(m.agentW, `{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":`+claudeBash+`}`)
+	next(t, m.toClient, acp.MethodRequestPermission)
+	m.write(m.clientW, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"2a178532-7f3e-4eef-ad46-ab41b93044de"}}`)
+	next(t, m.toAgent, acp.MethodSessionCancel)
+	close(p.release)
+	next(t, m.toClient, acp.MethodCancelRequest)
+	if got := string(next(t, m.toAgent, "")["result"]); got != `{"outcome":{"outcome":"cancelled"}}` {
+		t.Fatalf("the agent got %s", got)
+	}
+	m.close()
+	e := s.entries(t)[0]
+	if e["outcome"] != "cancelled" || e["optionId"] != nil {
+		t.Errorf("the log records %v %v (decidedBy %v), the agent got cancelled", e["outcome"], e["optionId"], e["decidedBy"])
 	}
 }
