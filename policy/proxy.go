@@ -93,19 +93,14 @@ func (h proxyHandler) answer(pr *acp.PermissionRequest, req abi.Request, v host.
 	return d
 }
 
-// setAnswer fills the result for an option id, or cancelled.
+// setAnswer fills the result for an option id, or cancelled; the log
+// entry's outcome and option are deliver's, read back from it.
 func (h proxyHandler) setAnswer(d *decision, req abi.Request, optionID string, cancelled bool) {
 	if cancelled || optionID == "" {
-		d.result, d.entry.Outcome, d.entry.OptionID = answer.Cancelled().Result(), "cancelled", ""
+		d.result = answer.Cancelled().Result()
 		return
 	}
 	d.result = selectedResult(optionID)
-	d.entry.Outcome, d.entry.OptionID = "selected", optionID
-	for _, o := range req.Options {
-		if o.OptionID == optionID {
-			d.entry.OptionKind = o.Kind
-		}
-	}
 }
 
 func selectedResult(optionID string) json.RawMessage { return answer.Selected(optionID).Result() }
