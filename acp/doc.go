@@ -59,5 +59,7 @@
 // and plugins/pdk (the plugin development kit) do; acp changes with permhost.
 //
 // The package imports no plugin code: the decision pipeline is built on
-// [Handler] one layer up.
+// [Handler] one layer up. docs/mediation.md maps who owns which ids, the
+// states of a request that carries a decision and of a governed session,
+// and where the editor's answer is validated (policy/mediate.go).
 package acp

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/permhost/permhost/internal/answer"
 	"github.com/permhost/permhost/internal/jsontext"
 )
 
@@ -307,6 +308,9 @@ func (p *Proxy) clientResponse(d decoded, body []byte) clientAction {
 		if d.error != nil {
 			a.Error = decodeRPCError(d.error)
 		}
+		if pp.sessionCancelled && pp.areq == nil {
+			a = afterSessionCancel(d.id, a)
+		}
 		pp.slot = p.toAgent.newSlot()
 		return clientAction{slot: pp.slot, answer: pp, ans: a}
 	case pp != nil && !pp.asked:
@@ -391,4 +395,22 @@ func (p *Proxy) cancelSession(params []byte) {
 		p.log.Debug("session/cancel: answering a held request cancelled", "id", pp.key, "method", pp.method())
 		p.finishWith(pp, pp.cancelled(), p.toAgent.messageInOrder)
 	}
+}
+
+// afterSessionCancel is the answer a handler sees for a permission request
+// the client answered after cancelling its session: the agent gets
+// cancelled whatever the client chose (finishWith), so anything but a
+// cancelled answer or an error, as answer.DecodeResponse reads it, is
+// handed over as cancelled (keeping the client's result _meta), and what
+// the handler logs is what the agent gets.
+func afterSessionCancel(id []byte, a Answer) Answer {
+	r, err := answer.DecodeResponse(a.Line)
+	if err == nil && (r.Error != nil || !r.Reply.Selects()) {
+		return a
+	}
+	c := answer.Cancelled()
+	if err == nil {
+		c.Meta = r.Reply.Meta
+	}
+	return Answer{Line: answer.Encode(id, c), Result: c.Result()}
 }

@@ -332,12 +332,11 @@ func (p *Proxy) checkedResponse(pp *permission, resp Response, herr error) outco
 		}
 		return outcome{reply: r.Reply}
 	case resp.Result != nil:
-		r, err := answer.DecodeResult(resp.Result)
+		// The check policy's handler logs its answer with (answer.Checked):
+		// what it logs is what passes here.
+		r, err := answer.Checked(resp.Result, pp.req.Offered)
 		if err != nil {
-			return fail("the handler's result does not read one way only", "err", err)
-		}
-		if err := r.Check(pp.req.Offered); err != nil {
-			return fail("the handler's result selects an option that was not offered", "err", err)
+			return fail("the handler's result does not check", "err", err)
 		}
 		return outcome{reply: r}
 	default:
@@ -460,6 +459,15 @@ func (c *permClient) Ask(ctx context.Context, params json.RawMessage) (Answer, e
 	}
 	if withdraw {
 		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(pp.req.ID)))
+	}
+	p.mu.Lock()
+	sessionCancelled := pp.sessionCancelled && pp.areq == nil
+	p.mu.Unlock()
+	if sessionCancelled {
+		// The session was cancelled while the client was asked: the agent
+		// gets cancelled whatever the handler decides now (finishWith),
+		// so it is answered now and the handler's context says so.
+		p.finish(pp, pp.cancelled())
 	}
 	return Answer{}, ctx.Err()
 }

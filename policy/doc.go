@@ -17,6 +17,13 @@
 // the old one ends. A panic on a decision's path becomes the builtin
 // fallback's answer, never the end of the process.
 //
+// The editor's answer to a permission request is read once, strictly, by
+// readAnswer, and every decision reaches the agent through one function of
+// mediate.go (deliver for permission requests, the proxy's and permhost
+// run's alike; deliverApproval; fsDelivery), which logs what the agent
+// gets read back from the bytes it is sent. docs/mediation.md has the
+// states and who owns what.
+//
 // Only packages abi and plugins/pdk carry a compatibility promise; this
 // package's API may change between releases.
 package policy

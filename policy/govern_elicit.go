@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/answer"
 	"github.com/permhost/permhost/internal/jsontext"
 )
 
@@ -201,16 +203,7 @@ func (g *governor) elicitation(ctx context.Context, r *acp.AgentRequest, c acp.C
 	entry := entryFor(req, e.via, e.cfg.Strategy, start)
 	entry.Request = r.Method
 	done := func(entry LogEntry, action, option string) (acp.Reply, error) {
-		entry.Outcome, entry.OptionID = action, option
-		for _, o := range req.Options {
-			if o.OptionID == option {
-				entry.OptionKind = o.Kind
-			}
-		}
-		entry.LatencyUs = e.now().Sub(start).Microseconds()
-		e.writeLog(entry)
-		e.log.Info("approval decided", "decisionId", entry.DecisionID, "action", action, "option", option, "decidedBy", entry.DecidedBy)
-		return acp.Reply{Result: approvalResult(action, option, a)}, nil
+		return e.deliverApproval(req, a, entry, approvalResult(action, option, a), start), nil
 	}
 	// v is what narrows the choices a person sees: a request permhost
 	// cannot build is the fallback's, as a permission request's is.
@@ -252,11 +245,16 @@ func (g *governor) elicitation(ctx context.Context, r *acp.AgentRequest, c acp.C
 	}
 	entry.DecidedBy = ByPerson
 	entry.Person = &LogPerson{Shown: idsOfACP(shown)}
-	if ans.Error != nil {
+	// The whole line is read strictly, as a permission answer is
+	// (readAnswer): a result that reads fine inside a line that does not
+	// is no answer.
+	_, result, rpcErr, err := answer.DecodeEnvelope(bytes.TrimSpace(ans.Line))
+	if err == nil && rpcErr != nil {
 		entry.Person.Answer = "error"
 		return done(entry, "cancel", "")
 	}
-	action, option, content, ok := readApprovalAnswer(ans.Result, a, shown)
+	action, option, content, ok := readApprovalAnswer(result, a, shown)
+	ok = ok && err == nil
 	if !ok {
 		entry.Person.Answer, entry.Person.Refused = "unreadable", true
 		entry.Reason = "the editor's answer did not read as one of the choices offered"
@@ -266,10 +264,7 @@ func (g *governor) elicitation(ctx context.Context, r *acp.AgentRequest, c acp.C
 	if option != "" {
 		entry.Person.Answer = option
 	}
-	entry.Outcome, entry.OptionID = action, option
-	entry.LatencyUs = e.now().Sub(start).Microseconds()
-	e.writeLog(entry)
-	return acp.Reply{Result: content}, nil
+	return e.deliverApproval(req, a, entry, content, start), nil
 }
 
 func idsOfACP(opts []abi.Option) []string {

@@ -329,28 +329,8 @@ func (g *governor) fsRequest(ctx context.Context, r *acp.AgentRequest, c acp.Cli
 	if err != nil {
 		return acp.Reply{Error: refusal(fmt.Sprintf("%s refused: %v ([session] fs = \"govern\")", r.Method, err))}, nil
 	}
-	forward := func(entry LogEntry) (acp.Reply, error) {
-		entry.Outcome = "forwarded"
-		entry.LatencyUs = e.now().Sub(start).Microseconds()
-		e.writeLog(entry)
-		a, err := c.Ask(ctx, params)
-		if err != nil {
-			return acp.Reply{}, err
-		}
-		return acp.Reply{Line: a.Line}, nil
-	}
-	refuse := func(entry LogEntry) (acp.Reply, error) {
-		entry.Outcome = "refused"
-		entry.LatencyUs = e.now().Sub(start).Microseconds()
-		e.writeLog(entry)
-		who := entry.DecidedBy
-		msg := fmt.Sprintf("%s %s refused by %s", r.Method, call.what(), who)
-		if entry.Reason != "" {
-			msg += ": " + entry.Reason
-		}
-		e.log.Info("refused the agent's "+r.Method, "decisionId", entry.DecisionID, "what", call.what(), "decidedBy", who, "reason", entry.Reason)
-		return acp.Reply{Error: refusal(msg + " ([session] fs = \"govern\")")}, nil
-	}
+	out := fsDelivery{e: e, ctx: ctx, r: r, c: c, call: call, params: params, start: start}
+	forward, refuse := out.forward, out.refuse
 	if dec, ok := g.allowedFor(r.SessionID, call, r.Session.Cwd); ok {
 		entry.DecidedBy, entry.Reason = ByAllowedCall+dec, "the session's permission request for the call allowed it"
 		return forward(entry)
@@ -375,6 +355,9 @@ func (g *governor) fsRequest(ctx context.Context, r *acp.AgentRequest, c acp.Cli
 	if ctx.Err() != nil {
 		return acp.Reply{}, ctx.Err()
 	}
+	// What the person chose, read back as a permission answer would
+	// reach an agent: only an offered allow forwards.
+	e.settle(ctx, pr, req, &d)
 	d.entry.Request = r.Method
 	if d.entry.Outcome == "selected" && strings.HasPrefix(d.entry.OptionKind, "allow") {
 		return forward(d.entry)

@@ -308,7 +308,7 @@ func (h proxyHandler) grantChosen(req abi.Request, offer grants.Offer, d *decisi
 	}
 	d.entry.Grant = lg
 	d.entry.Reason = "the person chose " + strings.TrimPrefix(offer.Grant.Name, "Allow ")
-	d.line = nil // the agent gets its own option, not the editor's answer
+	// The agent gets its own option, not the editor's answer.
 	h.setAnswer(d, req, allow.OptionID, false)
 }
 

@@ -415,8 +415,8 @@ func TestAllowAlwaysAgentAndOff(t *testing.T) {
 	if !slices.Equal(ids, []string{"proceed_always", "proceed_once", "cancel"}) {
 		t.Errorf("agent: shown %v", ids)
 	}
-	if resp.Line == nil || !strings.Contains(string(resp.Line), `"proceed_always"`) {
-		t.Errorf("agent: the person's answer did not reach the agent: %s", resp.Line)
+	if got := resultOf(t, resp); got != `{"outcome":{"outcome":"selected","optionId":"proceed_always"}}` {
+		t.Errorf("agent: the person's answer did not reach the agent: %s", got)
 	}
 
 	s = newGrantEngine(t, config.AllowAlwaysOff, "")

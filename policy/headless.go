@@ -138,10 +138,11 @@ func (h headlessHandler) DecidePermission(ctx context.Context, pr *acp.Permissio
 		}
 		proxyHandler{e}.setAnswer(&d.decision, req, a.OptionID, a.Cancelled)
 	}
-	e.governed(pr, req, berr, &d.entry)
-	then := e.steer(pr, &d.entry, d.personText)
-	d.entry.LatencyUs = e.now().Sub(start).Microseconds()
-	e.record(d.entry)
+	// The same last step as the proxy's handler (deliver): the answer is
+	// checked against the options offered, encoded, and the log entry,
+	// the allowance and the option ClientConn sends are read back from
+	// those bytes.
+	_, then := e.deliver(ctx, pr, req, berr, &d.decision, start, d.personText)
 	reason := d.entry.Reason
 	if reason == "" {
 		reason = d.entry.Fallback

@@ -248,9 +248,10 @@ func TestAbstainForwardsWithMetaOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"allow"}}}`
-	if string(resp.Line) != want {
-		t.Fatalf("agent got %s, want the client's line verbatim", resp.Line)
+	// The editor's answer, read strictly and re-encoded: what the proxy
+	// relays and the log records are read from these bytes.
+	if got, want := resultOf(t, resp), `{"outcome":{"outcome":"selected","optionId":"allow"}}`; got != want || resp.Line != nil {
+		t.Fatalf("agent got %s (line %s), want %s", got, resp.Line, want)
 	}
 	if len(c.asked) != 1 {
 		t.Fatal("the editor was not asked")

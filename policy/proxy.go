@@ -24,10 +24,12 @@ type proxyHandler struct{ e *Engine }
 
 // decision is what happened to one request, for the agent and the log.
 type decision struct {
-	entry  LogEntry
-	result json.RawMessage // to the agent, when line is nil
-	line   []byte          // the client's own answer, verbatim
-	offers []grants.Offer  // permhost's grants shown to the person
+	entry LogEntry
+	// result is the answer for the agent, always one permhost encoded
+	// (from a verdict or from the editor's answer as readAnswer read it);
+	// deliver checks it and logs what it says.
+	result json.RawMessage
+	offers []grants.Offer // permhost's grants shown to the person
 }
 
 func (h proxyHandler) RequestPermission(ctx context.Context, pr *acp.PermissionRequest, c acp.Client) (acp.Response, error) {
@@ -53,18 +55,11 @@ func (h proxyHandler) RequestPermission(ctx context.Context, pr *acp.PermissionR
 			d = h.person(ctx, pr, req, v, c, entry)
 		}
 	}
-	if ctx.Err() != nil && d.entry.DecidedBy == "" {
-		d.entry.Outcome, d.entry.DecidedBy = "cancelled", ByCancel
-		d.result, d.line = answer.Cancelled().Result(), nil
-	}
-	e.governed(pr, req, err, &d.entry)
-	then := e.steer(pr, &d.entry, "")
-	d.entry.LatencyUs = e.now().Sub(start).Microseconds()
-	e.record(d.entry)
+	result, then := e.deliver(ctx, pr, req, err, &d, start, "")
 	if ctx.Err() != nil {
 		return acp.Response{}, ctx.Err()
 	}
-	return acp.Response{Line: d.line, Result: d.result, FollowUp: then}, nil
+	return acp.Response{Result: result, FollowUp: then}, nil
 }
 
 // governed is what [session] adds to a decided permission request, in the
@@ -103,19 +98,14 @@ func (h proxyHandler) answer(pr *acp.PermissionRequest, req abi.Request, v host.
 	return d
 }
 
-// setAnswer fills the result for an option id, or cancelled.
+// setAnswer fills the result for an option id, or cancelled; the log
+// entry's outcome and option are deliver's, read back from it.
 func (h proxyHandler) setAnswer(d *decision, req abi.Request, optionID string, cancelled bool) {
 	if cancelled || optionID == "" {
-		d.result, d.entry.Outcome, d.entry.OptionID = answer.Cancelled().Result(), "cancelled", ""
+		d.result = answer.Cancelled().Result()
 		return
 	}
 	d.result = selectedResult(optionID)
-	d.entry.Outcome, d.entry.OptionID = "selected", optionID
-	for _, o := range req.Options {
-		if o.OptionID == optionID {
-			d.entry.OptionKind = o.Kind
-		}
-	}
 }
 
 func selectedResult(optionID string) json.RawMessage { return answer.Selected(optionID).Result() }
@@ -305,73 +295,58 @@ func (h proxyHandler) person(ctx context.Context, pr *acp.PermissionRequest, req
 		askCtx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
-	ans, err := c.Ask(askCtx, params)
-	return h.personAnswered(ctx, req, shown, ans, err, d)
+	return h.personAnswered(ctx, req, shown, readAnswer(c.Ask(askCtx, params)), d)
 }
 
-// personAnswered validates the person's answer: only an option shown to the
-// person reaches the agent; anything else gets the fallback's reject.
-func (h proxyHandler) personAnswered(ctx context.Context, req abi.Request, shown []abi.Option, ans acp.Answer, err error, d decision) decision {
+// personAnswered turns the person's answer, as readAnswer read it, into
+// the agent's: only an option shown to the person reaches the agent;
+// anything else gets the fallback's reject.
+func (h proxyHandler) personAnswered(ctx context.Context, req abi.Request, shown []abi.Option, a editorAnswer, d decision) decision {
 	d.entry.Person = &LogPerson{Shown: idsOf(shown)}
-	switch {
-	case err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
-		d.entry.Person.Answer = "timeout"
-		a := builtin.Headless(req.Options)
-		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, "the person did not answer in time"
-		h.setAnswer(&d, req, a.OptionID, a.Cancelled)
+	refuse := func(why string) decision {
+		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, why
+		b := builtin.Headless(req.Options)
+		h.setAnswer(&d, req, b.OptionID, b.Cancelled)
 		return d
-	case err != nil:
+	}
+	switch {
+	case a.askErr != nil && ctx.Err() == nil && errors.Is(a.askErr, context.DeadlineExceeded):
+		d.entry.Person.Answer = "timeout"
+		return refuse("the person did not answer in time")
+	case a.askErr != nil:
 		d.entry.Person.Answer = "cancelled"
 		d.entry.DecidedBy = ByCancel
 		h.setAnswer(&d, req, "", true)
 		return d
-	case ans.Error != nil:
+	case a.rpcErr != nil:
 		d.entry.Person.Answer = "error"
-		d.entry.DecidedBy, d.entry.Reason = ByPerson, "the editor answered with an error: "+ans.Error.Message
+		d.entry.DecidedBy, d.entry.Reason = ByPerson, "the editor answered with an error: "+a.rpcErr.Message
 		h.setAnswer(&d, req, "", true)
 		return d
+	case a.err != nil:
+		d.entry.Person.Answer, d.entry.Person.Refused = "unreadable", true
+		h.e.log.Warn("the editor's answer does not read one way only; the agent gets the reject option", "decisionId", req.DecisionID, "err", a.err)
+		return refuse("the editor's answer does not read one way only: " + a.err.Error())
 	}
-	outcome, optionID := outcomeOf(ans.Result)
+	r := a.reply
 	d.entry.DecidedBy = ByPerson
 	switch {
-	case outcome == "cancelled":
+	case !r.Selects():
 		d.entry.Person.Answer = "cancelled"
-		d.line = ans.Line
-		d.entry.Outcome = "cancelled"
-	case outcome == "selected" && answer.Offered(shown, optionID) && isOffer(d.offers, optionID):
-		d.entry.Person.Answer = optionID
-		offer, _ := offerOf(d.offers, optionID)
+		d.result = r.Result()
+	case answer.Offered(shown, r.OptionID) && isOffer(d.offers, r.OptionID):
+		d.entry.Person.Answer = r.OptionID
+		offer, _ := offerOf(d.offers, r.OptionID)
 		h.grantChosen(req, offer, &d)
-	case outcome == "selected" && answer.Offered(shown, optionID):
-		d.entry.Person.Answer = optionID
-		d.line = ans.Line
-		d.entry.Outcome, d.entry.OptionID = "selected", optionID
-		for _, o := range req.Options {
-			if o.OptionID == optionID {
-				d.entry.OptionKind = o.Kind
-			}
-		}
+	case answer.Offered(shown, r.OptionID):
+		d.entry.Person.Answer = r.OptionID
+		d.result = r.Result() // re-encoded, with the editor's _meta objects
 	default:
-		d.entry.Person.Answer, d.entry.Person.Refused = optionID, true
-		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, fmt.Sprintf("the editor answered %q, which was not offered", optionID)
-		h.e.log.Warn("the editor's answer named an option that was not offered; the agent gets the reject option", "decisionId", req.DecisionID, "answer", optionID)
-		a := builtin.Headless(req.Options)
-		h.setAnswer(&d, req, a.OptionID, a.Cancelled)
+		d.entry.Person.Answer, d.entry.Person.Refused = r.OptionID, true
+		h.e.log.Warn("the editor's answer named an option that was not offered; the agent gets the reject option", "decisionId", req.DecisionID, "answer", r.OptionID)
+		return refuse(fmt.Sprintf("the editor answered %q, which was not offered", r.OptionID))
 	}
 	return d
-}
-
-// outcomeOf reads a session/request_permission result strictly
-// (internal/answer: exact keys, no duplicate in any case, only ACP's
-// fields): its outcome ("selected" or "cancelled") and, when selected, the
-// option id. Anything that does not read one way only gives empty strings,
-// which the person's answer treats as an option that was not offered.
-func outcomeOf(result json.RawMessage) (outcome, optionID string) {
-	r, err := answer.DecodeResult(result)
-	if err != nil {
-		return "", ""
-	}
-	return r.Outcome, r.OptionID
 }
 
 func idsOf(opts []abi.Option) []string {
@@ -404,11 +379,7 @@ func (h proxyHandler) race(ctx context.Context, pr *acp.PermissionRequest, req a
 	}
 	verdicts := make(chan host.Verdict, 1)
 	go func() { verdicts <- h.e.decide(pluginCtx, req) }()
-	type asked struct {
-		ans acp.Answer
-		err error
-	}
-	answers := make(chan asked, 1)
+	answers := make(chan editorAnswer, 1)
 	deciding := host.Verdict{Outcome: abi.OutcomeAsk, Reason: "plugins are deciding"}
 	shown, offers := h.e.personOptions(req, deciding)
 	params, err := h.e.present(pr, req, deciding, shown, offers)
@@ -429,19 +400,16 @@ func (h proxyHandler) race(ctx context.Context, pr *acp.PermissionRequest, req a
 	if err != nil {
 		params, shown = nil, req.Options
 	}
-	go func() {
-		a, err := c.Ask(askCtx, params)
-		answers <- asked{a, err}
-	}()
+	go func() { answers <- readAnswer(c.Ask(askCtx, params)) }()
 	shownFirst := shown
 	// person is the person's answer winning; v is the plugins' verdict
 	// when it came, which narrows what the person could choose.
-	person := func(a asked, v *host.Verdict) decision {
+	person := func(a editorAnswer, v *host.Verdict) decision {
 		if v != nil {
 			shown, _ = h.e.personOptions(req, *v)
 			entry.Plugins, entry.Fallback, entry.Reason = LogPlugins(v.Votes), v.Fallback, v.Reason
 		}
-		d := h.personAnswered(ctx, req, shown, a.ans, a.err, decision{entry: entry, offers: offers})
+		d := h.personAnswered(ctx, req, shown, a, decision{entry: entry, offers: offers})
 		if d.entry.Person != nil {
 			d.entry.Person.Shown = idsOf(shownFirst)
 		}
@@ -460,7 +428,7 @@ func (h proxyHandler) race(ctx context.Context, pr *acp.PermissionRequest, req a
 			return person(<-answers, &v)
 		}
 		retract()
-		if a := <-answers; a.err == nil {
+		if a := <-answers; a.askErr == nil {
 			// The editor's answer was read before the retraction: the
 			// person answered first.
 			h.e.log.Info("race: the person's answer came before the plugins' verdict took; the person decides", "decisionId", req.DecisionID, "plugins", v.DecidedBy)
@@ -470,7 +438,7 @@ func (h proxyHandler) race(ctx context.Context, pr *acp.PermissionRequest, req a
 		d.entry.Person = &LogPerson{Shown: idsOf(shownFirst), Answer: "retracted"}
 		return d
 	case a := <-answers:
-		if a.err != nil {
+		if a.askErr != nil {
 			// No answer from the person (a timeout): a verdict that is
 			// ready decides rather than the fallback.
 			select {
@@ -483,7 +451,7 @@ func (h proxyHandler) race(ctx context.Context, pr *acp.PermissionRequest, req a
 			default:
 			}
 		}
-		if a.err == nil && handsOverChoice(req, offers, a.ans) {
+		if handsOverChoice(req, offers, a) {
 			v := <-verdicts
 			return person(a, &v)
 		}
@@ -495,9 +463,9 @@ func (h proxyHandler) race(ctx context.Context, pr *acp.PermissionRequest, req a
 // handsOverChoice reports whether an answer selects an option that would
 // hand later calls over: one of the agent's durable options or a grant of
 // permhost's.
-func handsOverChoice(req abi.Request, offers []grants.Offer, ans acp.Answer) bool {
-	outcome, id := outcomeOf(ans.Result)
-	if outcome != "selected" {
+func handsOverChoice(req abi.Request, offers []grants.Offer, a editorAnswer) bool {
+	id, ok := a.selected()
+	if !ok {
 		return false
 	}
 	if isOffer(offers, id) {

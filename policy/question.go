@@ -40,7 +40,7 @@ func (h proxyHandler) question(ctx context.Context, pr *acp.PermissionRequest, r
 		defer cancel()
 	}
 	ans, err := c.Ask(askCtx, nil)
-	return h.personAnswered(ctx, req, req.Options, ans, err, decision{entry: entry})
+	return h.personAnswered(ctx, req, req.Options, readAnswer(ans, err), decision{entry: entry})
 }
 
 // question answers a question in permhost run by [headless] on_question.

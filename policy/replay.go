@@ -16,6 +16,7 @@ import (
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/answer"
 	"github.com/permhost/permhost/internal/config"
 )
 
@@ -311,7 +312,9 @@ func interceptRecording(ctx context.Context, lines []ReplayLine, home string, g 
 			return acp.Response{}, err
 		}
 		if g != nil {
-			g.allowRecorded(pr, a, home, at)
+			// Read as the live handler reads an answer (readAnswer): the
+			// proxy relays it only when it reads the same way.
+			g.allowRecorded(pr, readAnswer(a, nil), home, at)
 		}
 		return acp.Response{Line: a.Line}, nil
 	})
@@ -395,11 +398,14 @@ func answerOf(m rpcShape) string {
 	if m.Error != nil {
 		return "error"
 	}
-	outcome, optionID := outcomeOf(m.Result)
-	if outcome == "selected" {
-		return optionID
+	r, err := answer.DecodeResult(m.Result)
+	switch {
+	case err != nil:
+		return ""
+	case r.Selects():
+		return r.OptionID
 	}
-	return outcome
+	return r.Outcome
 }
 
 // recordedAnswers returns a function giving, for the permission request at
@@ -440,9 +446,9 @@ func lineChan(r io.Reader) <-chan []byte {
 
 // allowRecorded records, in a replay, the tool call a recorded answer
 // allowed, as the live proxy does for a decision.
-func (g *governor) allowRecorded(pr *acp.PermissionRequest, a acp.Answer, home string, at int) {
-	outcome, optionID := outcomeOf(a.Result)
-	if outcome != "selected" {
+func (g *governor) allowRecorded(pr *acp.PermissionRequest, a editorAnswer, home string, at int) {
+	optionID, ok := a.selected()
+	if !ok {
 		return
 	}
 	for _, o := range pr.Options {

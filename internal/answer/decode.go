@@ -140,29 +140,11 @@ type Response struct {
 // of "result" (read as DecodeResult does) or "error" ({"code","message",
 // "data"?}); nothing else.
 func DecodeResponse(line []byte) (Response, error) {
-	f, err := jsontext.Fields(line, "jsonrpc", "id", "result", "error")
-	if err != nil {
-		return Response{}, malformed("response", err)
-	}
-	if v, ok := f["jsonrpc"]; ok {
-		if s, err := jsontext.String(v); err != nil || s != "2.0" {
-			return Response{}, fmt.Errorf("%w: jsonrpc is not \"2.0\"", ErrMalformed)
-		}
-	}
-	id, ok := f["id"]
-	if !ok {
-		return Response{}, fmt.Errorf("%w: the response has no id", ErrMalformed)
-	}
-	res, hasResult := f["result"]
-	e, hasError := f["error"]
+	id, res, rpcErr, err := DecodeEnvelope(line)
 	switch {
-	case hasResult == hasError:
-		return Response{}, fmt.Errorf("%w: a response has exactly one of result and error", ErrMalformed)
-	case hasError:
-		rpcErr, err := decodeError(e)
-		if err != nil {
-			return Response{}, err
-		}
+	case err != nil:
+		return Response{}, err
+	case rpcErr != nil:
 		return Response{ID: id, Error: rpcErr}, nil
 	}
 	r, err := DecodeResult(res)
@@ -170,6 +152,40 @@ func DecodeResponse(line []byte) (Response, error) {
 		return Response{}, err
 	}
 	return Response{ID: id, Reply: r}, nil
+}
+
+// DecodeEnvelope reads a whole response line as DecodeResponse does but
+// leaves the result to the caller: for an answer to another request that
+// carries a decision (an elicitation's), whose result the caller reads
+// strictly itself. It returns the id as written, and the result or the
+// error.
+func DecodeEnvelope(line []byte) (id, result []byte, rpcErr *RPCError, err error) {
+	f, err := jsontext.Fields(line, "jsonrpc", "id", "result", "error")
+	if err != nil {
+		return nil, nil, nil, malformed("response", err)
+	}
+	if v, ok := f["jsonrpc"]; ok {
+		if s, err := jsontext.String(v); err != nil || s != "2.0" {
+			return nil, nil, nil, fmt.Errorf("%w: jsonrpc is not \"2.0\"", ErrMalformed)
+		}
+	}
+	id, ok := f["id"]
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("%w: the response has no id", ErrMalformed)
+	}
+	res, hasResult := f["result"]
+	e, hasError := f["error"]
+	switch {
+	case hasResult == hasError:
+		return nil, nil, nil, fmt.Errorf("%w: a response has exactly one of result and error", ErrMalformed)
+	case hasError:
+		rpcErr, err := decodeError(e)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return id, nil, rpcErr, nil
+	}
+	return id, res, nil, nil
 }
 
 func decodeError(b []byte) (*RPCError, error) {
@@ -215,4 +231,19 @@ func metaObject(raw []byte) json.RawMessage {
 
 func malformed(what string, err error) error {
 	return fmt.Errorf("%w: %s: %w", ErrMalformed, what, err)
+}
+
+// Checked reads a result permhost is about to send the agent and holds it
+// against the options offered: what the proxy relays and what the
+// decision log records are both read back from those bytes with this one
+// function, so that the two cannot disagree.
+func Checked(result []byte, offered func(optionID string) bool) (Reply, error) {
+	r, err := DecodeResult(result)
+	if err != nil {
+		return Reply{}, err
+	}
+	if err := r.Check(offered); err != nil {
+		return Reply{}, err
+	}
+	return r, nil
 }

@@ -206,3 +206,46 @@ func compactOf(b []byte) []byte {
 	}
 	return jsontext.AppendCompact(nil, b)
 }
+
+func TestDecodeEnvelope(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, result string
+		err              error
+	}{
+		{"result left as written", `{"jsonrpc":"2.0","id":7,"result":{"action":"accept", "n":1.0}}`, `{"action":"accept", "n":1.0}`, nil},
+		{"a case-variant key at any depth", `{"jsonrpc":"2.0","id":7,"result":{"action":"accept","Action":1}}`, "", ErrMalformed},
+		{"error", `{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"m"}}`, "", nil},
+		{"extra member", `{"jsonrpc":"2.0","id":7,"result":{},"extra":1}`, "", ErrMalformed},
+		{"case-variant result", `{"jsonrpc":"2.0","id":7,"result":{},"Result":{}}`, "", ErrMalformed},
+		{"wrong jsonrpc", `{"jsonrpc":"1.0","id":7,"result":{}}`, "", ErrMalformed},
+		{"no id", `{"jsonrpc":"2.0","result":{}}`, "", ErrMalformed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, res, rpcErr, err := DecodeEnvelope([]byte(tc.in))
+			if !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) {
+				t.Fatalf("err = %v, want %v", err, tc.err)
+			}
+			if string(res) != tc.result || (err == nil && (rpcErr != nil) == (res != nil)) {
+				t.Fatalf("result %s, error %+v", res, rpcErr)
+			}
+		})
+	}
+}
+
+func TestChecked(t *testing.T) {
+	offered := func(id string) bool { return id == "allow" }
+	for _, tc := range []struct {
+		in  string
+		err error
+	}{
+		{`{"outcome":{"outcome":"selected","optionId":"allow"}}`, nil},
+		{`{"outcome":{"outcome":"cancelled"}}`, nil},
+		{`{"outcome":{"outcome":"selected","optionId":"allow_always"}}`, ErrNotOffered},
+		{`{"outcome":{"outcome":"selected","optionId":"allow"},"x":1}`, ErrMalformed},
+	} {
+		r, err := Checked([]byte(tc.in), offered)
+		if !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) {
+			t.Errorf("Checked(%s) = %+v, %v; want %v", tc.in, r, err, tc.err)
+		}
+	}
+}

@@ -17,9 +17,12 @@
 //     never the peer's bytes.
 //
 // Decoding is [DecodeResult] (an ACP result), [DecodeResponse] (a whole
-// JSON-RPC response, result or error) and [FromOutcome] (the leader
-// protocol's two fields); each yields a [Reply], which [Reply.Check] holds
-// against the options offered. Encoding is [Encode] and [EncodeError] (with
+// JSON-RPC response, result or error; [DecodeEnvelope] its envelope alone)
+// and [FromOutcome] (the leader protocol's two fields); each yields a
+// [Reply], which [Reply.Check] holds against the options offered;
+// [Checked] does both to an answer permhost is about to send, for the
+// proxy and for the decision log alike. policy/mediate.go:readAnswer is
+// where an editor's answer is read (docs/mediation.md). Encoding is [Encode] and [EncodeError] (with
 // the request's id bytes) and [Reply.Result]. A Reply carries the peer's
 // _meta objects only: they are the one part of a peer's answer passed on,
 // and only after the whole answer decoded strictly.

@@ -1,0 +1,202 @@
+package policy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/acp"
+	"github.com/permhost/permhost/internal/answer"
+	"github.com/permhost/permhost/internal/jsontext"
+)
+
+// This file is where a permission decision meets the agent: the editor's
+// answer to a permission request is read here, once and strictly
+// (readAnswer), and every answer the handler gives the agent is checked,
+// encoded and logged here (deliver), so that the decision log records what
+// the agent receives, read back from the same bytes. docs/mediation.md
+// describes the states a request goes through.
+
+// editorAnswer is the editor's answer to a permission request as read
+// once by readAnswer; everything downstream (what the agent receives, the
+// decision log, allowances, grants) comes from it.
+type editorAnswer struct {
+	// askErr is Client.Ask's error: there is no answer.
+	askErr error
+	// err is set when the answer does not read one way only
+	// (answer.ErrMalformed).
+	err error
+	// rpcErr is set for an error response.
+	rpcErr *answer.RPCError
+	// reply is the answer otherwise: selected or cancelled, with the
+	// peer's _meta objects, each strictly decoded.
+	reply answer.Reply
+}
+
+// readAnswer is the one place the editor's answer to a permission request
+// (one the proxy forwarded, or a prompt of permhost's own) is validated:
+// the whole response line goes through answer.DecodeResponse (exact keys at
+// every depth, no key twice in any case, only ACP's members, exactly one of
+// result and error, a known outcome with a string option id). Nothing else
+// reads the editor's bytes: a result member that reads fine on its own
+// inside a line that does not is not an answer.
+func readAnswer(ans acp.Answer, askErr error) editorAnswer {
+	switch {
+	case askErr != nil:
+		return editorAnswer{askErr: askErr}
+	case ans.Line == nil && ans.Error != nil:
+		// The proxy's own error for a request whose answer could be
+		// another's (acp: a reused id): no line of the editor's.
+		return editorAnswer{rpcErr: &answer.RPCError{Code: int64(ans.Error.Code), Message: ans.Error.Message}}
+	case ans.Line == nil:
+		return editorAnswer{err: fmt.Errorf("%w: no response line", answer.ErrMalformed)}
+	}
+	r, err := answer.DecodeResponse(bytes.TrimSpace(ans.Line))
+	if err != nil {
+		return editorAnswer{err: err}
+	}
+	return editorAnswer{reply: r.Reply, rpcErr: r.Error}
+}
+
+// selected returns the option the answer selects, if it reads as a
+// selection.
+func (a editorAnswer) selected() (string, bool) {
+	if a.askErr != nil || a.err != nil || a.rpcErr != nil || !a.reply.Selects() {
+		return "", false
+	}
+	return a.reply.OptionID, true
+}
+
+// deliver is the last step of every decision the proxy's handler makes on
+// a permission request (the plugins', a grant's, the person's, the
+// fallback's): d.result is held against the options the agent offered with
+// answer.Checked, the check the proxy applies again before relaying it;
+// what fails becomes cancelled. The decision log entry's outcome and option
+// are then read back from the bytes returned, the agent's answer, and only
+// an answer the agent receives as an allow records an allowance for the
+// call's own file and terminal requests. A request cancelled meanwhile
+// (ctx done) is answered cancelled by the proxy, and logged so.
+//
+// The steering request that tells the model why (reasons.go), if any, is
+// made from the entry as read back from those bytes: personText is what
+// a person typed with a reject.
+func (e *Engine) deliver(ctx context.Context, pr *acp.PermissionRequest, req abi.Request, berr error, d *decision, start time.Time, personText string) ([]byte, *acp.OwnRequest) {
+	out := e.settle(ctx, pr, req, d)
+	e.governed(pr, req, berr, &d.entry)
+	then := e.steer(pr, &d.entry, personText)
+	d.entry.LatencyUs = e.now().Sub(start).Microseconds()
+	e.record(d.entry)
+	return out, then
+}
+
+// settle is deliver without the log: it returns the agent's answer for d
+// and sets d's entry from it (governed file and terminal requests, whose
+// log entry says what became of the request, use it alone).
+func (e *Engine) settle(ctx context.Context, pr *acp.PermissionRequest, req abi.Request, d *decision) []byte {
+	result := d.result
+	if ctx.Err() != nil {
+		if d.entry.DecidedBy != "" && d.entry.DecidedBy != ByCancel {
+			d.entry.Reason = "cancelled before the answer (" + d.entry.DecidedBy + ") reached the agent"
+		}
+		d.entry.DecidedBy = ByCancel
+		result = answer.Cancelled().Result()
+	}
+	r, err := answer.Checked(result, pr.Offered)
+	if err != nil {
+		e.log.Error("internal error: an answer for the agent does not check; the agent gets cancelled", "decisionId", req.DecisionID, "err", err)
+		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, "internal error: "+err.Error()
+		r = answer.Cancelled()
+	}
+	out := r.Result()
+	sent, err := answer.Checked(out, pr.Offered)
+	if err != nil { // permhost's own encoding always reads back
+		sent = answer.Cancelled()
+		out = sent.Result()
+	}
+	d.result = out
+	d.entry.Outcome, d.entry.OptionID, d.entry.OptionKind = sent.Outcome, sent.OptionID, ""
+	for _, o := range req.Options {
+		if sent.Selects() && o.OptionID == sent.OptionID {
+			d.entry.OptionKind = o.Kind
+		}
+	}
+	return out
+}
+
+// deliverApproval is deliver for an approval (elicitation/create): the
+// decision log entry's outcome and option are read back from result, the
+// bytes the agent gets — the action, and the persist choice of an accept
+// (accept when the form has none, once when it is left out; decline for a
+// decline).
+func (e *Engine) deliverApproval(req abi.Request, a approval, entry LogEntry, result json.RawMessage, start time.Time) acp.Reply {
+	f, err := jsontext.Fields(result, "action", "content")
+	action, _ := jsontext.String(f["action"])
+	option := ""
+	switch {
+	case err != nil:
+		action = "" // never: permhost encoded result
+	case action == elicitDecline:
+		option = elicitDecline
+	case action == "accept" && a.persist == nil:
+		option = elicitAccept
+	case action == "accept":
+		if c, err := jsontext.Lookup(f["content"], "persist"); err == nil {
+			option, _ = jsontext.String(c["persist"])
+		}
+		if option == "" {
+			option = "once" // left out, the agent takes it as once (codex-acp)
+		}
+	}
+	entry.Outcome, entry.OptionID, entry.OptionKind = action, option, ""
+	for _, o := range req.Options {
+		if option != "" && o.OptionID == option {
+			entry.OptionKind = o.Kind
+		}
+	}
+	entry.LatencyUs = e.now().Sub(start).Microseconds()
+	e.writeLog(entry)
+	e.log.Info("approval decided", "decisionId", entry.DecisionID, "action", action, "option", option, "decidedBy", entry.DecidedBy)
+	return acp.Reply{Result: result}
+}
+
+// fsDelivery is deliver for a governed file or terminal request: the
+// decision is logged as forwarded or refused, and then carried out — the
+// request forwarded to the editor (whose response the proxy relays once it
+// answers this request's id), or the agent refused with an error naming
+// who refused.
+type fsDelivery struct {
+	e      *Engine
+	ctx    context.Context
+	r      *acp.AgentRequest
+	c      acp.Client
+	call   fsCall
+	params json.RawMessage // what is forwarded: the file decided on
+	start  time.Time
+}
+
+func (f fsDelivery) forward(entry LogEntry) (acp.Reply, error) {
+	entry.Outcome = "forwarded"
+	entry.LatencyUs = f.e.now().Sub(f.start).Microseconds()
+	f.e.writeLog(entry)
+	a, err := f.c.Ask(f.ctx, f.params)
+	if err != nil {
+		return acp.Reply{}, err
+	}
+	return acp.Reply{Line: a.Line}, nil
+}
+
+func (f fsDelivery) refuse(entry LogEntry) (acp.Reply, error) {
+	entry.Outcome = "refused"
+	entry.LatencyUs = f.e.now().Sub(f.start).Microseconds()
+	f.e.writeLog(entry)
+	who := entry.DecidedBy
+	msg := fmt.Sprintf("%s %s refused by %s", f.r.Method, f.call.what(), who)
+	if entry.Reason != "" {
+		msg += ": " + entry.Reason
+	}
+	f.e.log.Info("refused the agent's "+f.r.Method, "decisionId", entry.DecisionID, "what", f.call.what(), "decidedBy", who, "reason", entry.Reason)
+	return acp.Reply{Error: refusal(msg + " ([session] fs = \"govern\")")}, nil
+}
