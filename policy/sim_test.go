@@ -207,13 +207,6 @@ var knownBugs = map[string]string{
 	// elements too, now and then (2 of 1,000 seeds under -race; not in
 	// issue #19's list: found here).
 	"f/batch": "a batch with a dropped permission answer loses its other elements",
-	// An editor answer with an extra top-level key: the log records the
-	// option, the agent gets cancelled.
-	"c/answer-extra": "the editor's answer with an extra top-level key logged differently than the agent got it",
-	// session/cancel: an answer given after it (the person's, or the
-	// plugins') reaches the agent as cancelled, the log keeps the
-	// selection.
-	"c/session-cancelled": "an answer after session/cancel logged as selected, relayed cancelled",
 }
 
 // knownBug returns the knownBugs entry of v's behaviour.
