@@ -618,10 +618,17 @@ func (c *checker) existingFile(k, p string) {
 		c.fail(k, "%s is a directory, want a .wasm file", p)
 	case !st.IsDir() && strings.HasPrefix(k, "bundle"):
 		c.fail(k, "%s is a file, want a bundle directory", p)
-	case !st.IsDir():
-		if err := wasmMagic(p); err != nil {
-			c.fail(k, "%s %v", p, err)
-		}
+	}
+}
+
+// pluginFile is existingFile for a plugin's module, which must also be
+// WebAssembly.
+func (c *checker) pluginFile(k, p string) {
+	if c.existingFile(k, p); c.failed(k) {
+		return
+	}
+	if err := wasmMagic(p); err != nil {
+		c.fail(k, "%s %v", p, err)
 	}
 }
 
@@ -666,7 +673,7 @@ func (c *checker) plugin(k string, t map[string]any) Plugin {
 				p.Std = name
 			case s != "":
 				p.Path = c.abs(s)
-				c.existingFile(k, p.Path)
+				c.pluginFile(k, p.Path)
 			default:
 				c.fail(k, "must not be empty")
 			}
