@@ -156,8 +156,8 @@ func TestABIHandshake(t *testing.T) {
 		{"abi_1_0", "", nil, ""},
 		{"good", "", nil, ""},
 		{"abi_1_1", "", nil, ""}, // an older minor than this host's 1.2
-		{"abi_0_9", KindABI, ErrIncompatibleABI, "speaks ABI 0.9, this host speaks 1.2"},
-		{"abi_2_0", KindABI, ErrIncompatibleABI, "speaks ABI 2.0, this host speaks 1.2"},
+		{"abi_0_9", KindABI, ErrIncompatibleABI, "speaks ABI 0.9, this host speaks 1.4"},
+		{"abi_2_0", KindABI, ErrIncompatibleABI, "speaks ABI 2.0, this host speaks 1.4"},
 		{"abi_major", KindABI, ErrIncompatibleABI, "speaks ABI 2.0"},
 		{"abi_minor", KindABI, ErrIncompatibleABI, "speaks ABI 1.99"},
 		{"abi_garbage", KindABI, nil, `is not {"major":N,"minor":N}`},
