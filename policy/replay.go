@@ -229,7 +229,8 @@ func (e *Engine) Replay(ctx context.Context, lines []ReplayLine) ([]ReplayRow, [
 	actualFor := recordedAnswers(lines)
 	for _, r := range recorded {
 		row := ReplayRow{Index: r.index, Session: r.pr.SessionID, ToolCallID: r.pr.ToolCallID}
-		row.Title, row.Kind = r.req.ToolCall.Title, r.req.ToolCall.Kind
+		// An ACP v2 request without a tool call title has its own.
+		row.Title, row.Kind = first(r.req.ToolCall.Title, r.req.Title), r.req.ToolCall.Kind
 		row.Actual = actualFor(r.index, string(r.pr.ID))
 		if r.err != nil {
 			row.Today, row.Reason = "ask", "fallback: "+r.err.Error()
