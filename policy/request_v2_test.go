@@ -1,15 +1,19 @@
 package policy_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/builtin"
 	"github.com/permhost/permhost/internal/answer"
+	"github.com/permhost/permhost/internal/jsontext"
 	"github.com/permhost/permhost/policy"
 )
 
@@ -123,5 +127,88 @@ func TestV2CommandSubjectAndCustomKinds(t *testing.T) {
 	}
 	if shown := builtin.PersonOptions(req.Options); len(shown) != 0 {
 		t.Errorf("the fallback shows a person %+v", shown)
+	}
+}
+
+// The exec request of codex-acp 2.6 over ACP v2
+// (testdata/transcripts/v2/codexts-v2-allow.jsonl, seq 15), with a custom
+// option kind added and the description's bytes escaped as an agent may.
+const codexV2Exec = `{"sessionId":"s1","title":"Run command?","description":"Remove the build dir\u003f","subject":{"type":"tool_call","toolCall":{"toolCallId":"call_fake_1","title":"rm -rf build","rawInput":{"command":"rm -rf build","cwd":"/home/dev/project"},"kind":"execute","status":"pending"}},` +
+	`"options":[{"optionId":"x","name":"Vendor","kind":"_vendor_allow"},{"optionId":"allow_once","name":"Yes, proceed","kind":"allow_once"},{"optionId":"cancel","name":"No, and tell Codex what to do differently","kind":"reject_once"}]}`
+
+func v2PermissionRequest(t *testing.T, params string) *acp.PermissionRequest {
+	t.Helper()
+	pr := permissionRequest(t, params)
+	pr.Session.Agent = acp.Peer{Name: "@agentclientprotocol/codex-acp", Version: "2.6.0"}
+	pr.Session.ProtocolVersion = 2
+	var p struct {
+		Title, Description string
+		Subject            struct {
+			Type     string
+			ToolCall json.RawMessage
+		}
+	}
+	if err := json.Unmarshal([]byte(params), &p); err != nil {
+		t.Fatal(err)
+	}
+	pr.ToolCall = p.Subject.ToolCall
+	pr.V2 = acp.PermissionV2{Title: p.Title, Description: p.Description, SubjectType: p.Subject.Type,
+		Subject: json.RawMessage(params[strings.Index(params, `{"type"`):strings.Index(params, `,"options"`)])}
+	return pr
+}
+
+// TestV2RequestThroughThePipeline: the plugins see a v2 request's title,
+// description and subject type; what the editor is asked keeps every
+// member but _meta byte for byte; an allow never picks a custom kind.
+func TestV2RequestThroughThePipeline(t *testing.T) {
+	seen := make(chan abi.Request, 1)
+	s := newEngine(t, nil, member("quiet", &plugin{d: abi.Decision{Outcome: abi.OutcomeAbstain}, seen: seen}))
+	c := &fakeClient{answer: selects("allow_once")}
+	pr := v2PermissionRequest(t, codexV2Exec)
+	resp, err := s.engine.Handler().RequestPermission(context.Background(), pr, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := <-seen
+	if req.Title != "Run command?" || req.Description != "Remove the build dir?" || req.Subject == nil || req.Subject.Type != abi.SubjectToolCall ||
+		req.Action == nil || req.Action.Command != "rm -rf build" || req.Action.Cwd != "/home/dev/project" {
+		t.Errorf("the plugin saw %q %q %+v %+v", req.Title, req.Description, req.Subject, req.Action)
+	}
+	if got := resultOf(t, resp); got != `{"outcome":{"outcome":"selected","optionId":"allow_once"}}` {
+		t.Fatalf("agent got %s", got)
+	}
+	if len(c.asked) != 1 {
+		t.Fatal("the editor was not asked")
+	}
+	asked, err := jsontext.Object(c.asked[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, _ := jsontext.Object([]byte(codexV2Exec))
+	var kept int
+	for _, o := range orig {
+		for _, a := range asked {
+			if a.Key == o.Key {
+				kept++
+				if !bytes.Equal(a.Value, o.Value) {
+					t.Errorf("%s forwarded as %s, want %s", o.Key, a.Value, o.Value)
+				}
+			}
+		}
+	}
+	if kept != len(orig) {
+		t.Errorf("%d of %d members forwarded: %s", kept, len(orig), c.asked[0])
+	}
+
+	// A plugin's allow finds no allow among custom kinds: the person
+	// decides (here, nobody answers: cancelled).
+	s = newEngine(t, nil, member("yes", &plugin{d: abi.Decision{Outcome: abi.OutcomeAllow}}))
+	only := strings.Replace(codexV2Exec, `{"optionId":"allow_once","name":"Yes, proceed","kind":"allow_once"},`, "", 1)
+	resp, err = s.engine.Handler().RequestPermission(context.Background(), v2PermissionRequest(t, only), &fakeClient{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resultOf(t, resp); strings.Contains(got, `"x"`) || strings.Contains(got, "selected") && !strings.Contains(got, `"cancel"`) {
+		t.Fatalf("an allow among custom kinds answered %s", got)
 	}
 }
