@@ -1,0 +1,50 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/permhost/permhost/acp"
+)
+
+// The session/new result of claude-agent-acp 0.101 over ACP v2 in its
+// default mode auto (testdata/transcripts/v2/claude101-v2-auto-mode.jsonl,
+// seq 5, trimmed to the mode and model options): no modes, options named
+// by configId.
+const autoResultV2 = `{"sessionId":"s-1","configOptions":[{"name":"Mode","category":"mode","type":"select","currentValue":"auto","options":[{"value":"default","name":"Manual"},{"value":"acceptEdits","name":"Accept edits"},{"value":"plan","name":"Plan"},{"value":"auto","name":"Auto"}],"configId":"mode"},{"name":"Model","category":"model","type":"select","currentValue":"default","options":[{"value":"default","name":"Default"}],"configId":"model"}]}`
+
+// TestSessionStartV2 governs a v2 session by its configOptions: a
+// session in auto is moved to default with v2's
+// session/set_config_option {configId, type:"id", value}, and the editor
+// gets the result showing default; the editor's own switch of the v2 mode
+// option to auto is refused and to plan passes.
+func TestSessionStartV2(t *testing.T) {
+	e, dlog, _ := govEngine(t, governing())
+	defer dlog.Close()
+	c := &fakeCaller{agent: accepts}
+	s := &acp.SessionStart{Method: acp.MethodSessionNew, Result: json.RawMessage(autoResultV2),
+		Session: acp.SessionInfo{ID: "s-1", Cwd: "/p", Agent: claude101, ProtocolVersion: 2}}
+	res, rerr := e.Governor().SessionStart(context.Background(), s, c)
+	if rerr != nil {
+		t.Fatalf("refused: %s", rerr.Message)
+	}
+	if want := strings.Replace(autoResultV2, `"currentValue":"auto"`, `"currentValue":"default"`, 1); string(res) != want {
+		t.Errorf("result\n got %s\nwant %s", res, want)
+	}
+	if got := strings.Join(c.calls, "\n"); got != `session/set_config_option {"sessionId":"s-1","configId":"mode","type":"id","value":"default"}` {
+		t.Errorf("permhost's requests %q", got)
+	}
+	for _, tc := range []struct {
+		value   string
+		refused bool
+	}{{"auto", true}, {"plan", false}} {
+		params := `{"sessionId":"s-1","configId":"mode","type":"id","value":"` + tc.value + `"}`
+		rerr := e.Governor().ClientRequest(&acp.ClientRequest{Method: acp.MethodSessionSetConfigOption, Params: json.RawMessage(params),
+			Session: acp.SessionInfo{ID: "s-1", Agent: claude101, ProtocolVersion: 2}})
+		if (rerr != nil) != tc.refused {
+			t.Errorf("switch to %s: refusal %+v, want refused %v", tc.value, rerr, tc.refused)
+		}
+	}
+}
