@@ -174,3 +174,40 @@ func TestV2RequestForwardedByteExact(t *testing.T) {
 	h.sendClient(`{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"a"}}}` + "\n")
 	expect(t, "the agent's answer", h.agentGets(), `{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"a"}}}`+"\n")
 }
+
+// FuzzV2PermissionParams: whatever a permission request's params hold, the
+// proxy reads them without panicking, and a request it does not find
+// suspicious has one reading: a subject it kept is valid JSON with a type,
+// and a tool_call subject's tool call is what the request's tool call
+// merges.
+func FuzzV2PermissionParams(f *testing.F) {
+	f.Add([]byte(v2PermRequest[strings.Index(v2PermRequest, `"params":`)+9 : len(v2PermRequest)-1]))
+	f.Add([]byte(`{"sessionId":"s","title":"t","subject":{"type":"command","command":"ls","cwd":"/p","toolCallId":"c"},"options":[]}`))
+	f.Add([]byte(`{"sessionId":"s","title":"t","subject":{"type":"_x","y":1},"options":[{"optionId":"o","name":"n","kind":"_k"}]}`))
+	f.Add([]byte(`{"subject":{"type":"tool_call","toolCall":{"toolCallId":"a"}},"toolCall":{"toolCallId":"b"}}`))
+	f.Fuzz(func(t *testing.T, params []byte) {
+		line := append(append([]byte(`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":`), params...), '}')
+		d := decode(line)
+		if d.method != MethodRequestPermission {
+			return
+		}
+		s := newState(0, 0, 0)
+		req := s.permissionRequest(d, line)
+		if req.Suspicious != "" {
+			return
+		}
+		v := req.V2
+		if (v.Subject == nil) != (v.SubjectType == "") {
+			t.Fatalf("subject %q of type %q", v.Subject, v.SubjectType)
+		}
+		if v.Subject != nil && !json.Valid(v.Subject) {
+			t.Fatalf("subject %q is not JSON", v.Subject)
+		}
+		if v.SubjectType != SubjectCommand && (v.Command != "" || v.Cwd != "") {
+			t.Fatalf("a %q subject with a command %q %q", v.SubjectType, v.Command, v.Cwd)
+		}
+		if v.SubjectType == SubjectToolCall && req.ToolCallID != "" && req.ToolCall == nil {
+			t.Fatalf("tool call %q not merged", req.ToolCallID)
+		}
+	})
+}

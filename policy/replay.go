@@ -65,7 +65,7 @@ type rpcShape struct {
 	Error  json.RawMessage `json:"error"`
 }
 
-// clientMethods are the methods a client sends (ACP v1, unstable and
+// clientMethods are the methods a client sends (ACP v1, v2, unstable and
 // legacy). Any other method is taken as the agent's: agents extend the
 // protocol with methods of their own (_auth/status_update,
 // craft/drainMidTurnQueue, qwen/notify/...), the recorded clients do not.
@@ -78,6 +78,8 @@ var clientMethods = map[string]bool{
 	"nes/start": true, "nes/suggest": true, "nes/close": true, "nes/accept": true, "nes/reject": true,
 	"document/didOpen": true, "document/didChange": true, "document/didClose": true,
 	"document/didSave": true, "document/didFocus": true,
+	// ACP v2's new client requests.
+	"tool_call/cancel": true, "terminal/cancel": true,
 }
 
 // resultKeys are members that only the result of that method carries; they
