@@ -173,6 +173,12 @@ func TestV2RequestForwardedByteExact(t *testing.T) {
 	expect(t, "the editor's request", h.clientGets(), line+"\n")
 	h.sendClient(`{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"a"}}}` + "\n")
 	expect(t, "the agent's answer", h.agentGets(), `{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"a"}}}`+"\n")
+	// A custom outcome kind (v2 allows "_…" ones) is no answer permhost
+	// can check: the agent is told cancelled.
+	h.sendAgent(strings.Replace(line, `"id":0`, `"id":1`, 1) + "\n")
+	h.clientGets()
+	h.sendClient(`{"jsonrpc":"2.0","id":1,"result":{"outcome":{"outcome":"_vendor_allow","optionId":"a"}}}` + "\n")
+	expect(t, "the agent's answer to a custom outcome", h.agentGets(), `{"jsonrpc":"2.0","id":1,"result":{"outcome":{"outcome":"cancelled"}}}`+"\n")
 }
 
 // FuzzV2PermissionParams: whatever a permission request's params hold, the
