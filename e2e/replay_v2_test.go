@@ -46,6 +46,16 @@ func TestReplayV2Golden(t *testing.T) {
 	if out != string(want) {
 		t.Errorf("replay table differs from %s (-update to rewrite):\n%s", golden, out)
 	}
+	// v2 sessions are governed by their configOptions: each agent's
+	// default mode, which decides, would be switched.
+	for _, w := range []string{
+		"session/new: mode auto decides by itself; permhost would switch to default (session/set_config_option)",
+		"session/new: mode agent decides by itself; permhost would switch to read-only (session/set_config_option)",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("no note %q", w)
+		}
+	}
 
 	type row struct {
 		File, Kind, Title, Today, DecidedBy string
