@@ -48,3 +48,29 @@ func TestSessionStartV2(t *testing.T) {
 		}
 	}
 }
+
+// TestParamsRequestV2: `permhost test` reads a v2 request's params as the
+// proxy does: the subject's tool call is the request's, a command
+// subject is a shell action, and the plugins see the v2 fields.
+func TestParamsRequestV2(t *testing.T) {
+	for _, c := range []struct {
+		params, command, cwd, title string
+	}{
+		{`{"sessionId":"s","title":"Run command?","description":"why","subject":{"type":"tool_call","toolCall":{"toolCallId":"c1","title":"rm -rf build","rawInput":{"command":"rm -rf build","cwd":"/p"},"kind":"execute","status":"pending"}},"options":[{"optionId":"a","name":"Yes","kind":"allow_once"}]}`,
+			"rm -rf build", "/p", "Run command?"},
+		{`{"sessionId":"s","title":"Run?","subject":{"type":"command","command":"make","cwd":"/p/sub"},"options":[{"optionId":"a","name":"Yes","kind":"allow_once"}]}`,
+			"make", "/p/sub", "Run?"},
+	} {
+		pr, err := paramsRequest(json.RawMessage(c.params), acp.SessionInfo{Cwd: "/p", Agent: acp.Peer{Name: "@agentclientprotocol/codex-acp", Version: "2.6.0"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := BuildRequest(pr, "d", "/home/dev")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.Title != c.title || req.Subject == nil || req.Action == nil || req.Action.Command != c.command || req.Action.Cwd != c.cwd || req.Shell == nil {
+			t.Errorf("%s: %q %+v %+v", c.params, req.Title, req.Subject, req.Action)
+		}
+	}
+}

@@ -42,3 +42,38 @@ func applyV2(pr *acp.PermissionRequest, req *abi.Request, facts *profile.Facts, 
 		}
 	}
 }
+
+// paramsV2 reads an ACP v2 request's title, description and subject from
+// params a person wrote (`permhost test`'s requests), with the subject's
+// tool call, or a command subject's tool call id. An agent's request is
+// read by the proxy (acp), strictly.
+func paramsV2(params json.RawMessage) (v acp.PermissionV2, toolCall json.RawMessage, toolCallID string) {
+	var p struct {
+		Title       string          `json:"title"`
+		Description string          `json:"description"`
+		Subject     json.RawMessage `json:"subject"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return v, nil, ""
+	}
+	v.Title, v.Description = p.Title, p.Description
+	var s struct {
+		Type       string          `json:"type"`
+		ToolCall   json.RawMessage `json:"toolCall"`
+		Command    string          `json:"command"`
+		Cwd        string          `json:"cwd"`
+		ToolCallID string          `json:"toolCallId"`
+	}
+	if len(p.Subject) == 0 || json.Unmarshal(p.Subject, &s) != nil || s.Type == "" {
+		return v, nil, ""
+	}
+	v.Subject, v.SubjectType = p.Subject, s.Type
+	switch s.Type {
+	case acp.SubjectToolCall:
+		return v, s.ToolCall, ""
+	case acp.SubjectCommand:
+		v.Command, v.Cwd = s.Command, s.Cwd
+		return v, nil, s.ToolCallID
+	}
+	return v, nil, ""
+}
