@@ -26,7 +26,7 @@ func TestV2EditorV2Agent(t *testing.T) {
 		{"codex", "agent", `"title":"Run command?","description":"The model's reason.","subject":{"type":"tool_call","toolCall":{"toolCallId":"call_fake_5","title":"rm -rf build","rawInput":{"command":"rm -rf build","cwd":`, "allow_once", "run: rm -rf build"},
 	} {
 		t.Run(c.agent, func(t *testing.T) {
-			r := startLikeWith(t, likeOpts{agent: c.agent, session: `modes = "govern"`, initialize: v2EditorInit, agentArgs: []string{"-v2"}})
+			r := startLikeWith(t, likeOpts{agent: c.agent, session: `modes = "govern"`, plugins: protectSecrets, initialize: v2EditorInit, agentArgs: []string{"-v2"}})
 			if init := r.reportLines(`"method":"initialize"`); len(init) != 1 || !strings.Contains(init[0], `"params":`+v2EditorInit) {
 				t.Fatalf("the agent read the initialize %q, want the editor's v2 one", init)
 			}
@@ -88,6 +88,32 @@ func TestV2EditorV2Agent(t *testing.T) {
 				t.Errorf("the editor saw %q", got)
 			}
 			r.entries("the person's allow", func(m map[string]any) bool { return m["decidedBy"] == "person" && m["optionId"] == c.allow })
+
+			// A plugin's reject: the agent gets its reject option, the
+			// editor no request, only the decision on the tool call.
+			earlier := map[*wireMsg]bool{}
+			for _, m := range r.client.received() {
+				earlier[m] = true
+			}
+			from = len(earlier)
+			r.call("session/prompt", `{"sessionId":`+quote(r.session)+`,"prompt":[{"type":"text","text":"write: .env"}]}`)
+			idle, _ = r.client.waitFor("the second state_update idle", func(m *wireMsg) bool {
+				return !earlier[m] && m.Method == "session/update" && strings.Contains(string(m.Params), `"state":"idle"`)
+			})
+			ev = r.waitEvent("write: .env")
+			if a, _ := ev["answer"].(string); !strings.Contains(a, "reject") && a != "cancel" || ev["ran"] != false {
+				t.Errorf("the agent's step %v", ev)
+			}
+			decided := false
+			for _, m := range r.client.received()[from : idle+1] {
+				if m.Method == "session/request_permission" {
+					t.Errorf("the editor was asked: %s", m.Raw)
+				}
+				decided = decided || strings.Contains(string(m.Params), `"decidedBy":"protect-secrets"`)
+			}
+			if !decided {
+				t.Error("the editor was not told protect-secrets decided")
+			}
 			r.finish()
 		})
 	}

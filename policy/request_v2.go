@@ -77,3 +77,27 @@ func paramsV2(params json.RawMessage) (v acp.PermissionV2, toolCall json.RawMess
 	}
 	return v, nil, ""
 }
+
+// requestToolCall is the tool call object a request carries as the agent
+// wrote it: v1's toolCall, or v2's tool_call subject's toolCall; for a v2
+// command subject naming a tool call, just its id. nil when there is none.
+func requestToolCall(pr *acp.PermissionRequest) json.RawMessage {
+	var params struct {
+		ToolCall json.RawMessage `json:"toolCall"`
+		Subject  struct {
+			ToolCall json.RawMessage `json:"toolCall"`
+		} `json:"subject"`
+	}
+	if json.Unmarshal(pr.Params, &params) != nil {
+		return nil
+	}
+	switch {
+	case len(params.ToolCall) > 0 && string(params.ToolCall) != "null":
+		return params.ToolCall
+	case pr.V2.SubjectType == acp.SubjectToolCall && len(params.Subject.ToolCall) > 0:
+		return params.Subject.ToolCall
+	case pr.V2.SubjectType == acp.SubjectCommand && pr.ToolCallID != "":
+		return marshal(map[string]string{"toolCallId": pr.ToolCallID})
+	}
+	return nil
+}

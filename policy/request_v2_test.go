@@ -200,6 +200,17 @@ func TestV2RequestThroughThePipeline(t *testing.T) {
 		t.Errorf("%d of %d members forwarded: %s", kept, len(orig), c.asked[0])
 	}
 
+	// A plugin's reject: the editor is told on the subject's tool call.
+	s = newEngine(t, nil, member("no", &plugin{d: abi.Decision{Outcome: abi.OutcomeReject, Reason: "no"}}))
+	c = &fakeClient{}
+	if _, err := s.engine.Handler().RequestPermission(context.Background(), v2PermissionRequest(t, codexV2Exec), c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.asked) != 0 || len(c.notified) != 1 || !strings.Contains(string(c.notified[0]), `"update":{"sessionUpdate":"tool_call_update","toolCallId":"call_fake_1"`) ||
+		!strings.Contains(string(c.notified[0]), `"decidedBy":"no"`) {
+		t.Errorf("asked %d times, told %s", len(c.asked), c.notified)
+	}
+
 	// A plugin's allow finds no allow among custom kinds: the person
 	// decides (here, nobody answers: cancelled).
 	s = newEngine(t, nil, member("yes", &plugin{d: abi.Decision{Outcome: abi.OutcomeAllow}}))
