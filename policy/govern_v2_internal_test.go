@@ -74,3 +74,33 @@ func TestParamsRequestV2(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalRequestV2: the permission request an approval stands for is
+// in the connection's version: over v2 its tool call is the subject and
+// the approval's message its title, and plugins see the same action.
+func TestApprovalRequestV2(t *testing.T) {
+	a := approval{message: "Allow the docs server to run search?", meta: json.RawMessage(`{"tool_params":{"q":"x"}}`),
+		options: []acp.PermissionOption{{OptionID: "accept", Name: "Allow", Kind: "allow_once"}, {OptionID: "decline", Name: "Decline", Kind: "reject_once"}}}
+	var reqs []string
+	for _, v := range []int{1, 2} {
+		r := &acp.AgentRequest{ID: json.RawMessage(`5`), Method: "elicitation/create", SessionID: "s-1",
+			Session: acp.SessionInfo{ID: "s-1", Cwd: "/p", Agent: acp.Peer{Name: "@agentclientprotocol/codex-acp", Version: "2.6.0"}, ProtocolVersion: v}}
+		pr := approvalRequest(r, a, "d-1")
+		req, err := BuildRequest(pr, "d-1", "/home/dev")
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case v == 1 && (req.Title != "" || req.Subject != nil || !strings.Contains(string(pr.Params), `"toolCall":{`)):
+			t.Errorf("v1: %s", pr.Params)
+		case v == 2 && (req.Title != a.message || req.Subject == nil || !strings.Contains(string(pr.Params), `,"subject":{"type":"tool_call","toolCall":{"toolCallId":"permhost-d-1"`) || strings.Contains(string(pr.Params), `"sessionId":"s-1","toolCall"`)):
+			t.Errorf("v2: %s", pr.Params)
+		}
+		act, _ := json.Marshal(req.Action)
+		tc, _ := json.Marshal(req.ToolCall)
+		reqs = append(reqs, string(act)+string(tc))
+	}
+	if reqs[0] != reqs[1] {
+		t.Errorf("v1 and v2 differ:\n%s\n%s", reqs[0], reqs[1])
+	}
+}

@@ -101,3 +101,37 @@ func requestToolCall(pr *acp.PermissionRequest) json.RawMessage {
 	}
 	return nil
 }
+
+// inVersion reshapes a permission request permhost makes up (from a v1
+// shape: sessionId, toolCall, options) for an ACP v2 connection, where
+// the editor it may be shown to requires a title and takes the tool call
+// as the subject.
+func inVersion(pr *acp.PermissionRequest, title string) {
+	if pr.Session.ProtocolVersion < acp.ProtocolVersion2 {
+		return
+	}
+	ms, err := splitObject(pr.Params)
+	if err != nil {
+		return
+	}
+	tc, _ := getMember(ms, "toolCall")
+	if title == "" {
+		var t struct {
+			Title string `json:"title"`
+		}
+		_ = json.Unmarshal(tc, &t)
+		title = t.Title
+	}
+	subject := joinObject([]member{{"type", marshal(acp.SubjectToolCall)}, {"toolCall", tc}})
+	out := []member{}
+	for _, m := range ms {
+		switch m.key {
+		case "toolCall":
+			out = append(out, member{"title", marshal(title)}, member{"subject", subject})
+		default:
+			out = append(out, m)
+		}
+	}
+	pr.Params = joinObject(out)
+	pr.V2 = acp.PermissionV2{Title: title, Subject: subject, SubjectType: acp.SubjectToolCall}
+}
