@@ -8,10 +8,18 @@ import (
 
 // The version of the ABI this package describes. A host refuses a plugin of a
 // different major version, or of the same major and a newer minor.
+//
+// Minor 4 adds the ACP v2 fields (MinorACPv2); minor 3 is the question
+// family's.
 const (
 	Major = 1
-	Minor = 3
+	Minor = MinorACPv2
 )
+
+// MinorACPv2 is the minor version that added what an ACP v2 permission
+// request carries: Request.Title, Request.Description and Request.Subject,
+// and a command subject's command and cwd as the Action.
+const MinorACPv2 = 4
 
 // Names of the functions a plugin exports.
 const (
@@ -87,6 +95,17 @@ type Request struct {
 	// Options are the options the agent offered, in the agent's order. An
 	// answer may only name one of these.
 	Options []Option `json:"options"`
+	// Title and Description are an ACP v2 request's title and optional
+	// description (ABI 1.4); empty for ACP v1, which has neither. They are
+	// the agent's words: codex-acp asks "Run command?" and puts the
+	// model's justification in the description.
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Subject is what an ACP v2 request asks about (ABI 1.4); nil for ACP
+	// v1. Its type is "tool_call" (ToolCall is its tool call), "command"
+	// (Action holds its command and cwd) or another type an extension
+	// defines ("_…"), which only Raw shows.
+	Subject *Subject `json:"subject,omitempty"`
 	// Shell is present when the tool call carries a shell command: the
 	// analysis of Action.Command.
 	Shell *Shell `json:"shell,omitempty"`
@@ -99,6 +118,18 @@ type Request struct {
 	// file), as a JSON object; absent when none was given.
 	Config json.RawMessage `json:"config,omitempty"`
 }
+
+// Subject is the subject of an ACP v2 permission request (ABI 1.4).
+type Subject struct {
+	// Type is SubjectToolCall, SubjectCommand or an extension's "_…" type.
+	Type string `json:"type"`
+}
+
+// Subject types of ACP v2 (ABI 1.4).
+const (
+	SubjectToolCall = "tool_call"
+	SubjectCommand  = "command"
+)
 
 // Session describes the ACP session the request belongs to.
 type Session struct {
@@ -211,7 +242,9 @@ type Location struct {
 	Line int    `json:"line,omitempty"`
 }
 
-// Permission option kinds of ACP.
+// Permission option kinds of ACP. ACP v2 also allows custom kinds, named
+// with a leading "_" (ABI 1.4): such an option is never an allow or a
+// reject for Decision.Option, only an option a select may name.
 const (
 	OptionAllowOnce    = "allow_once"
 	OptionAllowAlways  = "allow_always"

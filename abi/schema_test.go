@@ -23,6 +23,8 @@ type schemaNode struct {
 	Required   []string               `json:"required"`
 	Items      *schemaNode            `json:"items"`
 	Enum       []string               `json:"enum"`
+	AnyOf      []*schemaNode          `json:"anyOf"`
+	Pattern    string                 `json:"pattern"`
 	Const      *string                `json:"const"`
 	Minimum    *float64               `json:"minimum"`
 	If         *schemaNode            `json:"if"`
@@ -202,7 +204,16 @@ func TestSchemaEnums(t *testing.T) {
 		if len(want) == 0 {
 			t.Errorf("no constants named %s*", e.prefix)
 		}
-		if got := slices.Sorted(slices.Values(prop.Enum)); !slices.Equal(got, want) {
+		enum := prop.Enum
+		if len(prop.AnyOf) > 0 {
+			// An open enum (option kinds, ABI 1.4): the constants, or a
+			// custom "_…" value.
+			enum = prop.AnyOf[0].Enum
+			if len(prop.AnyOf) != 2 || prop.AnyOf[1].Pattern != "^_" {
+				t.Errorf("%s.%s: anyOf is not the enum or a custom \"_\" value", e.def, e.prop)
+			}
+		}
+		if got := slices.Sorted(slices.Values(enum)); !slices.Equal(got, want) {
 			t.Errorf("%s.%s enum = %v, want the %s* constants %v", e.def, e.prop, got, e.prefix, want)
 		}
 	}

@@ -22,6 +22,12 @@
 // answer reaches no one; [SessionInfo].Steering says whether the agent
 // advertised the extension.
 //
+// The connection speaks the ACP version the agent answers to the client's
+// initialize, 1 or 2 (acp/v2.go): a v2-shaped initialize goes unchanged, a
+// v1-shaped one asking for more is asked down to 1, and any other answer
+// fails closed. A v2 permission request's title, description and subject
+// are read into [PermissionV2]; its subject's tool call is the request's.
+//
 // A [Governor] (Options.Governor) steers the rest, on the same path: it
 // may hold the agent's result of session/new, load, resume or fork in its
 // place while it switches the session's mode (the client's messages naming

@@ -25,7 +25,8 @@ const (
 type PermissionOption struct {
 	OptionID string `json:"optionId"`
 	Name     string `json:"name"`
-	// Kind is allow_once, allow_always, reject_once or reject_always.
+	// Kind is allow_once, allow_always, reject_once or reject_always; in
+	// v2 it may also be a custom "_…" kind, which is never an allow.
 	Kind string `json:"kind"`
 	// Meta is the option's _meta verbatim; nil when absent.
 	Meta json.RawMessage `json:"_meta,omitempty"`
@@ -54,6 +55,8 @@ type PermissionRequest struct {
 	ToolCall json.RawMessage
 	// Options are the offered options in the agent's order.
 	Options []PermissionOption
+	// V2 is what only an ACP v2 request carries (acp/v2.go); zero for v1.
+	V2 PermissionV2
 	// Meta is params._meta verbatim; nil when absent.
 	Meta json.RawMessage
 	// Session is the session's state when the request arrived.

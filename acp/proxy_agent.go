@@ -296,8 +296,9 @@ func (p *Proxy) agentCancelRequest(params []byte) bool {
 }
 
 // agentResponse matches a response with the client request it answers and
-// learns from it. A protocol version other than ProtocolVersion fails
-// closed: the client gets an error instead of the result.
+// learns from it. A protocol version the proxy does not speak, or newer
+// than the client asked for, fails closed: the client gets an error
+// instead of the result (agentInitialize).
 func (p *Proxy) agentResponse(body []byte, d decoded) agentAction {
 	if oc, ours := p.ownAnswer(p.ownAgent, &p.ownLateAgent, d, body); ours {
 		if oc != nil {
@@ -321,20 +322,7 @@ func (p *Proxy) agentResponse(body []byte, d decoded) agentAction {
 		return agentAction{}
 	}
 	if r.method == MethodInitialize {
-		f, ok := fields(d.result, "protocolVersion", "agentInfo")
-		v, okV := intValue(f["protocolVersion"])
-		if !ok || !okV || v != ProtocolVersion {
-			shown := bytes.TrimSpace(f["protocolVersion"])
-			if !ok {
-				shown = []byte("that cannot be read one way only")
-			}
-			msg := fmt.Sprintf("permhost: the agent answered protocolVersion %s; permhost supports only ACP version %d", shown, ProtocolVersion)
-			p.log.Error("failing closed: unsupported protocol version", "agentVersion", string(shown))
-			return agentAction{replace: errorLine(r.id, CodeInternalError, msg), stop: fmt.Errorf("%w: %s", ErrProtocolVersion, shown)}
-		}
-		p.state.setAgent(peerOf(f["agentInfo"]), ProtocolVersion)
-		p.state.setSteering(AdvertisesSteering(d.result))
-		return agentAction{}
+		return p.agentInitialize(r, d) // acp/v2.go
 	}
 	if d.strict != nil {
 		if p.gov != nil && isSessionStart(r.method) {

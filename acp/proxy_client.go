@@ -234,20 +234,28 @@ func (p *Proxy) governClientRequest(d decoded) (refuse *RPCError) {
 	return p.gov.ClientRequest(cr)
 }
 
-// clientInitialize records clientInfo and, for a protocolVersion above
-// ProtocolVersion, returns the message with ProtocolVersion instead: the one
-// client→agent rewrite. nil leaves the message as it is.
+// clientInitialize records clientInfo (v2: info) and, for a protocolVersion
+// above ProtocolVersion in a v1-shaped body, returns the message with
+// ProtocolVersion instead: the one client→agent rewrite. A v2-shaped body
+// goes as it is, and the version it asks for (up to MaxProtocolVersion)
+// is what the agent's answer may be. nil leaves the message as it is.
 func (p *Proxy) clientInitialize(d decoded, body []byte) []byte {
 	if d.strict != nil {
 		p.log.Warn("the client's initialize is not strict JSON; forwarding it as it is", "err", d.strict)
 		return nil
 	}
-	f, ok := fields(d.params, "protocolVersion", "clientInfo")
+	f, ok := fields(d.params, "protocolVersion", "clientInfo", "info")
 	if !ok {
 		return nil
 	}
 	p.state.setClient(peerOf(f["clientInfo"]))
 	v, ok := intValue(f["protocolVersion"])
+	if ok && v2Initialize(d.params, v) {
+		// A v2 initialize goes as it is (acp/v2.go).
+		p.state.setClient(peerOf(f["info"]))
+		p.state.setRequested(int(min(v, MaxProtocolVersion)))
+		return nil
+	}
 	if !ok || v <= ProtocolVersion {
 		return nil
 	}

@@ -88,7 +88,8 @@ type state struct {
 	order          []string // session ids, oldest first; may hold dropped ids
 	agent          Peer
 	client         Peer
-	version        int
+	version        int  // the agent's answer to initialize
+	requested      int  // what the client's initialize asked the agent for; 0 is 1
 	steering       bool // the agent advertised _session/steering
 }
 
@@ -354,11 +355,15 @@ func (s *state) readParams(req *PermissionRequest) []byte {
 		ToolCall  json.RawMessage    `json:"toolCall"`
 		Options   []PermissionOption `json:"options"`
 		Meta      json.RawMessage    `json:"_meta"`
+		v2Params
 	}
 	if err := json.Unmarshal(req.Params, &params); err != nil && !strings.HasPrefix(req.Suspicious, "params do not decode") {
 		req.Suspicious += "; params do not decode: " + err.Error()
 	}
 	req.SessionID, req.Options, req.Meta = params.SessionID, params.Options, params.Meta
+	if tc := params.v2Params.lax(req); params.ToolCall == nil {
+		params.ToolCall = tc
+	}
 	var tc struct {
 		ID string `json:"toolCallId"`
 	}
@@ -370,7 +375,11 @@ func (s *state) readParams(req *PermissionRequest) []byte {
 
 // strictParams reads sessionId, toolCall, options and _meta with exact keys.
 func strictParams(req *PermissionRequest) ([]byte, error) {
-	f, err := jsontext.Lookup(req.Params, "sessionId", "toolCall", "options", "_meta")
+	f, err := jsontext.Lookup(req.Params, "sessionId", "toolCall", "options", "_meta", "title", "description", "subject")
+	if err != nil {
+		return nil, err
+	}
+	subjectToolCall, err := strictV2(req, f)
 	if err != nil {
 		return nil, err
 	}
@@ -402,6 +411,9 @@ func strictParams(req *PermissionRequest) ([]byte, error) {
 	}
 	if v := f["_meta"]; v != nil {
 		req.Meta = json.RawMessage(v)
+	}
+	if subjectToolCall != nil {
+		return subjectToolCall, nil
 	}
 	return f["toolCall"], nil
 }
@@ -505,8 +517,15 @@ func modeOfConfigOptions(options []byte) (id, value string, ok bool) {
 		return "", "", false
 	}
 	for _, e := range elems {
-		f, ok := fields(e, "id", "category", "currentValue")
+		// v1 names the option "id", v2 "configId" (acp/v2.go); one that
+		// names two different ids is not read.
+		f, ok := fields(e, "id", "configId", "category", "currentValue")
 		id, v := stringOf(f["id"]), stringOf(f["currentValue"])
+		if c := stringOf(f["configId"]); id == "" {
+			id = c
+		} else if f["configId"] != nil && c != id {
+			continue
+		}
 		if ok && stringOf(f["category"]) == "mode" && id != "" && v != "" {
 			return id, v, true
 		}

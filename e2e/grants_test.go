@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -42,6 +43,7 @@ type likeRun struct {
 	client                      *testClient
 	state, project, events, log string
 	report                      string   // every line the agent read
+	initialized                 *wireMsg // the editor's initialize response
 	started                     *wireMsg // the editor's session/new response
 	session                     string
 	nextID                      int
@@ -78,6 +80,9 @@ type likeOpts struct {
 	serve func(r *likeRun, m *wireMsg) []byte
 	// agentArgs are more likeagent flags (-load, -fork, -undo...).
 	agentArgs []string
+	// initialize is the editor's initialize params ("": ACP v1's with
+	// caps).
+	initialize string
 }
 
 func startLikeWith(t *testing.T, o likeOpts) *likeRun {
@@ -136,7 +141,8 @@ func startLikeWith(t *testing.T, o likeOpts) *likeRun {
 	if caps == "" {
 		caps = `{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false}`
 	}
-	r.call("initialize", `{"protocolVersion":1,"clientCapabilities":`+caps+`,"clientInfo":{"name":"e2e","version":"1"}}`)
+	init := cmp.Or(o.initialize, `{"protocolVersion":1,"clientCapabilities":`+caps+`,"clientInfo":{"name":"e2e","version":"1"}}`)
+	r.initialized = r.call("initialize", init)
 	r.started = r.call("session/new", `{"cwd":`+quote(r.project)+`,"mcpServers":[]}`)
 	var s struct {
 		SessionID string `json:"sessionId"`

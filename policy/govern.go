@@ -251,7 +251,7 @@ func (g *governor) switchMode(ctx context.Context, c acp.Caller, sid string, m p
 	defer cancel()
 	var params json.RawMessage
 	if how == profile.SwitchConfigOption {
-		params = marshal(map[string]string{"sessionId": sid, "configId": m.ConfigOption, "value": target})
+		params = configOptionParams(sid, m, target) // policy/govern_v2.go
 	} else {
 		params = marshal(map[string]string{"sessionId": sid, "modeId": target})
 	}
@@ -399,7 +399,7 @@ func (g *governor) modeUpdate(u *acp.Update, c acp.Caller) {
 		gs.options = append(json.RawMessage(nil), u.ConfigOptions...)
 		if m, err := profile.ReadSessionModes(marshalConfigOptions(u.ConfigOptions)); err == nil && len(m.Offered) > 0 {
 			m.SetMode = m.SetMode || gs.modes.SetMode
-			gs.modes.Offered, gs.modes.ConfigOption = m.Offered, m.ConfigOption
+			gs.modes.Offered, gs.modes.ConfigOption, gs.modes.ConfigIDType = m.Offered, m.ConfigOption, m.ConfigIDType
 		}
 	}
 	from := gs.modes.Current

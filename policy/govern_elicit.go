@@ -184,8 +184,10 @@ func approvalRequest(r *acp.AgentRequest, a approval, decisionID string) *acp.Pe
 	}
 	toolCall := joinObject(tc)
 	params := joinObject([]member{{"sessionId", marshal(r.SessionID)}, {"toolCall", toolCall}, {"options", marshal(a.options)}})
-	return &acp.PermissionRequest{ID: r.ID, Params: params, SessionID: r.SessionID, ToolCallID: id, ToolCall: toolCall,
+	pr := &acp.PermissionRequest{ID: r.ID, Params: params, SessionID: r.SessionID, ToolCallID: id, ToolCall: toolCall,
 		Options: a.options, Session: r.Session}
+	inVersion(pr, a.message) // policy/request_v2.go
+	return pr
 }
 
 // elicitation decides an approval.

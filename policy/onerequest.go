@@ -140,8 +140,9 @@ func permissionLines(input []byte) ([]ReplayLine, string, error) {
 				return nil, "", fmt.Errorf("%w: a request needs an id (this is a notification)", ErrNotPermission)
 			}
 		default:
-			if _, ok := top["toolCall"]; !ok {
-				return nil, "", fmt.Errorf("%w: params need a toolCall", ErrNotPermission)
+			_, v1 := top["toolCall"]
+			if _, v2 := top["subject"]; !v1 && !v2 {
+				return nil, "", fmt.Errorf("%w: params need a toolCall (ACP v1) or a subject (v2)", ErrNotPermission)
 			}
 			top = map[string]json.RawMessage{"params": line}
 			line = append(append([]byte(`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":`), line...), '}')

@@ -113,13 +113,11 @@ func selectedResult(optionID string) json.RawMessage { return answer.Selected(op
 // notifyDecision sends session/update tool_call_update with the request's
 // tool-call fields and _meta.permhost.
 func notifyDecision(pr *acp.PermissionRequest, c acp.Client, permhostMeta json.RawMessage) error {
-	var params struct {
-		ToolCall json.RawMessage `json:"toolCall"`
-	}
-	if err := json.Unmarshal(pr.Params, &params); err != nil || len(params.ToolCall) == 0 {
+	toolCall := requestToolCall(pr) // policy/request_v2.go
+	if len(toolCall) == 0 {
 		return fmt.Errorf("request has no toolCall object")
 	}
-	fields, err := splitObject(params.ToolCall)
+	fields, err := splitObject(toolCall)
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,7 @@ type rpcShape struct {
 	Error  json.RawMessage `json:"error"`
 }
 
-// clientMethods are the methods a client sends (ACP v1, unstable and
+// clientMethods are the methods a client sends (ACP v1, v2, unstable and
 // legacy). Any other method is taken as the agent's: agents extend the
 // protocol with methods of their own (_auth/status_update,
 // craft/drainMidTurnQueue, qwen/notify/...), the recorded clients do not.
@@ -79,6 +79,8 @@ var clientMethods = map[string]bool{
 	"nes/start": true, "nes/suggest": true, "nes/close": true, "nes/accept": true, "nes/reject": true,
 	"document/didOpen": true, "document/didChange": true, "document/didClose": true,
 	"document/didSave": true, "document/didFocus": true,
+	// ACP v2's new client requests.
+	"tool_call/cancel": true, "terminal/cancel": true,
 }
 
 // resultKeys are members that only the result of that method carries; they
@@ -230,7 +232,8 @@ func (e *Engine) Replay(ctx context.Context, lines []ReplayLine) ([]ReplayRow, [
 	actualFor := recordedAnswers(lines)
 	for _, r := range recorded {
 		row := ReplayRow{Index: r.index, Session: r.pr.SessionID, ToolCallID: r.pr.ToolCallID}
-		row.Title, row.Kind = r.req.ToolCall.Title, r.req.ToolCall.Kind
+		// An ACP v2 request without a tool call title has its own.
+		row.Title, row.Kind = first(r.req.ToolCall.Title, r.req.Title), r.req.ToolCall.Kind
 		row.Actual = actualFor(r.index, string(r.pr.ID))
 		if r.err != nil {
 			row.Today, row.Reason = "ask", "fallback: "+r.err.Error()

@@ -92,6 +92,7 @@ func buildRequest(pr *acp.PermissionRequest, decisionID, home string, read *prof
 	if err != nil {
 		return req, fmt.Errorf("policy: %w", err)
 	}
+	applyV2(pr, &req, &facts, pr.Session.Cwd) // policy/request_v2.go
 	req.ToolCall = abi.ToolCall{
 		ID:        tc.ToolCallID,
 		Title:     tc.Title,

@@ -292,16 +292,20 @@ func paramsRequest(params json.RawMessage, session acp.SessionInfo) (*acp.Permis
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, &TestFileError{Key: "request", Msg: fmt.Sprintf("params: %v", err)}
 	}
-	var tc struct {
-		ToolCallID string `json:"toolCallId"`
+	v2, subjectToolCall, subjectToolCallID := paramsV2(params) // policy/request_v2.go
+	if p.ToolCall == nil {
+		p.ToolCall = subjectToolCall
 	}
+	tc := struct {
+		ToolCallID string `json:"toolCallId"`
+	}{subjectToolCallID}
 	_ = json.Unmarshal(p.ToolCall, &tc)
 	if session.ID == "" {
 		session.ID = p.SessionID
 	}
 	line := append(append([]byte(`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":`), params...), '}')
 	return &acp.PermissionRequest{ID: json.RawMessage("0"), Line: line, Params: params, SessionID: p.SessionID,
-		ToolCallID: tc.ToolCallID, ToolCall: p.ToolCall, Options: p.Options, Meta: p.Meta, Session: session}, nil
+		ToolCallID: tc.ToolCallID, ToolCall: p.ToolCall, Options: p.Options, Meta: p.Meta, Session: session, V2: v2}, nil
 }
 
 // caseRequest builds the request of case c.

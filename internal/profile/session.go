@@ -26,6 +26,10 @@ type SessionModes struct {
 	ConfigOption string
 	// SetMode is true when the result has modes (session/set_mode applies).
 	SetMode bool
+	// ConfigIDType is true when the mode option is named by "configId",
+	// ACP v2's config option shape: v2's session/set_config_option also
+	// says {"type":"id"} beside the value.
+	ConfigIDType bool
 }
 
 // ReadSessionModes reads the modes of a session/new, session/load or
@@ -66,6 +70,11 @@ func ReadSessionModes(result []byte) (SessionModes, error) {
 	for _, e := range array(top["configOptions"]) {
 		o := object(e)
 		id, _ := jsontext.String(o["id"])
+		v2 := false
+		if id == "" && o["id"] == nil {
+			id, _ = jsontext.String(o["configId"]) // ACP v2
+			v2 = true
+		}
 		cat, _ := jsontext.String(o["category"])
 		if id == "" || cat != "mode" {
 			continue
@@ -81,7 +90,7 @@ func ReadSessionModes(result []byte) (SessionModes, error) {
 		if len(offered) == 0 && cur == "" {
 			continue
 		}
-		m.ConfigOption, m.Offered = id, offered
+		m.ConfigOption, m.Offered, m.ConfigIDType = id, offered, v2
 		if cur != "" {
 			m.Current = cur
 		}

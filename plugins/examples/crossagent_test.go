@@ -82,6 +82,9 @@ type agentShape struct {
 	// call: the session/update notifications before the request, then the
 	// request's params (without sessionId).
 	ask func(a tableAction, n int) (updates []map[string]any, params map[string]any)
+	// v2 is an ACP v2 column (crossagent_v2_test.go): plan mode is set
+	// with session/set_config_option.
+	v2 bool
 }
 
 type recordedRequest struct {
@@ -408,7 +411,11 @@ func (s agentShape) generated(t *testing.T, a tableAction, n int) []policy.Repla
 	t.Helper()
 	lines, sid := sessionStart(t, s.transcript)
 	lines = append([]policy.ReplayLine(nil), lines...)
-	if a.family == "plan" {
+	if a.family == "plan" && s.v2 {
+		lines = append(lines,
+			line(false, obj{"jsonrpc": "2.0", "id": 90, "method": "session/set_config_option", "params": obj{"sessionId": sid, "configId": "mode", "type": "id", "value": "plan"}}),
+			line(true, obj{"jsonrpc": "2.0", "id": 90, "result": obj{}}))
+	} else if a.family == "plan" {
 		lines = append(lines,
 			line(false, obj{"jsonrpc": "2.0", "id": 90, "method": "session/set_mode", "params": obj{"sessionId": sid, "modeId": "plan"}}),
 			line(true, obj{"jsonrpc": "2.0", "id": 90, "result": obj{}}))
@@ -496,19 +503,34 @@ func decide(t *testing.T, e *policy.Engine, req abi.Request) cell {
 	return c
 }
 
-// normalized is a request's toolCall and options with the ids that differ
-// between runs blanked, for comparing shapes.
+// normalized is a request's toolCall (v2: its subject's) and options with
+// the ids that differ between runs blanked, and a plan's text, for
+// comparing shapes.
 func normalized(t *testing.T, raw json.RawMessage) string {
 	t.Helper()
 	var p struct {
 		ToolCall map[string]any `json:"toolCall"`
 		Options  []any          `json:"options"`
+		Subject  struct {
+			ToolCall map[string]any `json:"toolCall"`
+		} `json:"subject"` // ACP v2
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
 		t.Fatal(err)
 	}
+	if p.ToolCall == nil {
+		p.ToolCall = p.Subject.ToolCall
+	}
+	id, _ := p.ToolCall["toolCallId"].(string)
 	p.ToolCall["toolCallId"] = "ID"
+	if in, ok := p.ToolCall["rawInput"].(map[string]any); ok && in["plan"] != nil {
+		in["plan"] = "PLAN" // the model's text
+	}
 	b, _ := json.Marshal(obj{"toolCall": p.ToolCall, "options": p.Options})
+	if id != "" {
+		// A v2 command's terminal is named by its tool call id.
+		b = bytes.ReplaceAll(b, []byte(`"terminalId":`+quoteJSON(id)), []byte(`"terminalId":"ID"`))
+	}
 	return string(b)
 }
 
@@ -537,8 +559,8 @@ func TestCrossAgentTable(t *testing.T) {
 		}
 	}
 
-	if compared != 9 {
-		t.Errorf("compared %d generated requests with recorded ones, want 9", compared)
+	if want := recordedCells(); compared != want || compared < 15 {
+		t.Errorf("compared %d generated requests with recorded ones, want %d", compared, want)
 	}
 	// Every row is one decision, whichever agent asks.
 	for i, a := range tableActions {

@@ -7,8 +7,10 @@
 // that edits unasked). In a mode that decides by itself it runs a tool
 // call without asking, as the real agent did.
 //
-//	likeagent -agent claude101|codex|gemini|qwen|deciding [-start MODE] [-load MODE] [-fork MODE] [-undo N] [-refuse-switch] [-steering-events] [-events FILE] [-report FILE]
+//	likeagent -agent claude101|codex|gemini|qwen|deciding [-v2] [-start MODE] [-load MODE] [-fork MODE] [-undo N] [-refuse-switch] [-steering-events] [-events FILE] [-report FILE]
 //
+// -v2 serves ACP v2 (claude101 and codex) to a client that asks for it
+// (v2.go); without it the agent answers version 1 whatever it is asked.
 // -refuse-switch answers every session/set_mode and
 // session/set_config_option with an error: an agent that will not leave
 // the mode it starts in. -load is the mode session/load and
@@ -148,6 +150,9 @@ type agent struct {
 	nextID      int    // the agent's own request ids, from 0
 	collide     string // the id of the harmless request sent for _e2e/collide
 	nextCal     int
+	serveV2     bool // -v2
+	v2          bool // the client asked for v2 and got it
+	nextMsg     int
 	prompting   bool     // a session/prompt is running
 	steerEvents bool     // -steering-events
 	roots       []string // session rules on a command root
@@ -164,6 +169,7 @@ func main() {
 	fork := flag.String("fork", "", "the mode session/fork starts in (default: the start mode)")
 	steerEvents := flag.Bool("steering-events", false, "write an event for each _session/steering request")
 	undo := flag.Int("undo", 0, "undo the first N switches asked for, reporting the mode back before answering success")
+	serveV2 := flag.Bool("v2", false, "serve ACP v2 to a client that asks for it (claude101, codex)")
 	flag.Parse()
 	d, ok := defs[*name]
 	if !ok {
@@ -175,6 +181,7 @@ func main() {
 		a.mode = *start
 	}
 	a.load, a.fork, a.undo = cmp.Or(*load, a.mode), cmp.Or(*fork, a.mode), *undo
+	a.serveV2 = *serveV2 && (*name == "claude101" || *name == "codex")
 	var err error
 	if *report != "" {
 		a.report, err = os.OpenFile(*report, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
@@ -229,12 +236,16 @@ func (a *agent) respond(id json.RawMessage, result string) {
 }
 
 func (a *agent) update(u string) {
+	u = a.v2Update(u)
 	a.send(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":` + q(a.sessionID) + `,"update":` + u + `}}`)
 }
 
 func (a *agent) handle(m msg) {
 	switch m.Method {
 	case "initialize":
+		if a.v2Initialize(m) {
+			return
+		}
 		var p struct {
 			ClientCapabilities struct {
 				FS struct {
@@ -265,6 +276,10 @@ func (a *agent) handle(m msg) {
 		a.mode = a.fork
 		a.respond(m.ID, a.sessionResult(true))
 	case "session/set_mode":
+		if a.v2 {
+			a.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`)
+			return
+		}
 		var p struct {
 			ModeID string `json:"modeId"`
 		}
@@ -287,9 +302,14 @@ func (a *agent) handle(m msg) {
 	case "session/set_config_option":
 		var p struct {
 			ConfigID string `json:"configId"`
+			Type     string `json:"type"`
 			Value    string `json:"value"`
 		}
 		json.Unmarshal(m.Params, &p)
+		if a.v2 && p.Type != "id" {
+			a.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32602,"message":"Invalid params: type must be \"id\""}}`)
+			return
+		}
 		if a.undoSwitch(m.ID) {
 			return
 		}
@@ -313,40 +333,12 @@ func (a *agent) handle(m msg) {
 		}
 		json.Unmarshal(m.Params, &p)
 		a.prompting = true
+		if a.v2 && len(p.Prompt) > 0 {
+			a.v2Prompt(m.ID, p.Prompt[0].Text, func() { a.steps(p.Prompt[0].Text) })
+			return
+		}
 		for _, block := range p.Prompt {
-			for _, step := range strings.Split(block.Text, "\n") {
-				kind, arg, ok := strings.Cut(step, ": ")
-				switch {
-				case !ok:
-				case kind == "run" || kind == "write":
-					a.step(kind, strings.TrimSpace(arg), nil)
-				case kind == "terminal":
-					a.terminalStep(strings.TrimSpace(arg))
-				case kind == "runterm":
-					dir, cmd, _ := strings.Cut(strings.TrimSpace(arg), ": ")
-					a.step("run", cmd, func(ev *event) bool {
-						f := strings.Fields(cmd)
-						args, _ := json.Marshal(f[1:])
-						r := a.terminal(`"command":` + q(f[0]) + `,"args":` + string(args) + `,"cwd":` + q(filepath.Join(a.cwd, dir)))
-						ev.FS = append(ev.FS, r)
-						return strings.HasSuffix(r, ": ok")
-					})
-				case kind == "askread":
-					a.askRead(strings.TrimSpace(arg))
-				case kind == "reuse":
-					a.reuse(strings.TrimSpace(arg))
-				case kind == "read":
-					a.read_(strings.TrimSpace(arg))
-				case kind == "plan":
-					a.plan(strings.TrimSpace(arg))
-				case kind == "switch":
-					a.switchSelf(strings.TrimSpace(arg))
-				case kind == "approve":
-					a.approve(strings.TrimSpace(arg))
-				case kind == "planreview":
-					a.planReview(strings.TrimSpace(arg))
-				}
-			}
+			a.steps(block.Text)
 		}
 		a.prompting = false
 		a.respond(m.ID, `{"stopReason":"end_turn"}`)
@@ -395,6 +387,43 @@ func (a *agent) handle(m msg) {
 	}
 }
 
+// steps runs a prompt's steps, one a line.
+func (a *agent) steps(text string) {
+	for _, step := range strings.Split(text, "\n") {
+		kind, arg, ok := strings.Cut(step, ": ")
+		switch {
+		case !ok:
+		case kind == "run" || kind == "write":
+			a.step(kind, strings.TrimSpace(arg), nil)
+		case kind == "terminal":
+			a.terminalStep(strings.TrimSpace(arg))
+		case kind == "runterm":
+			dir, cmd, _ := strings.Cut(strings.TrimSpace(arg), ": ")
+			a.step("run", cmd, func(ev *event) bool {
+				f := strings.Fields(cmd)
+				args, _ := json.Marshal(f[1:])
+				r := a.terminal(`"command":` + q(f[0]) + `,"args":` + string(args) + `,"cwd":` + q(filepath.Join(a.cwd, dir)))
+				ev.FS = append(ev.FS, r)
+				return strings.HasSuffix(r, ": ok")
+			})
+		case kind == "askread":
+			a.askRead(strings.TrimSpace(arg))
+		case kind == "reuse":
+			a.reuse(strings.TrimSpace(arg))
+		case kind == "read":
+			a.read_(strings.TrimSpace(arg))
+		case kind == "plan":
+			a.plan(strings.TrimSpace(arg))
+		case kind == "switch":
+			a.switchSelf(strings.TrimSpace(arg))
+		case kind == "approve":
+			a.approve(strings.TrimSpace(arg))
+		case kind == "planreview":
+			a.planReview(strings.TrimSpace(arg))
+		}
+	}
+}
+
 // undoSwitch undoes a switch (-undo): the agent reports the mode it stays
 // in, then answers success.
 func (a *agent) undoSwitch(id json.RawMessage) bool {
@@ -418,6 +447,10 @@ func (a *agent) sessionResult(withID bool) string {
 	if withID {
 		b.WriteString(`"sessionId":` + q(a.sessionID) + `,`)
 	}
+	if a.v2 {
+		b.WriteString(`"configOptions":` + a.configOptions() + `}`)
+		return b.String()
+	}
 	b.WriteString(`"modes":{"currentModeId":` + q(a.mode) + `,"availableModes":[`)
 	for i, m := range a.modes {
 		if i > 0 {
@@ -435,7 +468,11 @@ func (a *agent) sessionResult(withID bool) string {
 
 func (a *agent) configOptions() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `[{"id":"mode","name":"Mode","description":"Session permission mode","category":"mode","type":"select","currentValue":%s,"options":[`, q(a.mode))
+	key := "id"
+	if a.v2 {
+		key = "configId"
+	}
+	fmt.Fprintf(&b, `[{%q:"mode","name":"Mode","description":"Session permission mode","category":"mode","type":"select","currentValue":%s,"options":[`, key, q(a.mode))
 	for i, m := range a.modes {
 		if i > 0 {
 			b.WriteString(",")
@@ -511,8 +548,15 @@ func (a *agent) step(kind, arg string, inCall func(*event) bool) {
 	ev.Asked = true
 	reqID := a.nextID
 	a.nextID++
+	if a.v2 {
+		request = a.v2Request(kind, request)
+		a.update(`{"sessionUpdate":"state_update","state":"requires_action"}`)
+	}
 	a.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/request_permission","params":%s}`, reqID, request))
 	chosen := a.await(reqID)
+	if a.v2 {
+		a.update(`{"sessionUpdate":"state_update","state":"running"}`)
+	}
 	ev.Answer = chosen
 	i := slices.IndexFunc(opts, func(o option) bool { return o.id == chosen })
 	if chosen != "" && i < 0 {

@@ -16,7 +16,7 @@ import { JSONValue, Kind, Parser, quote } from "./json";
 const name = "readonly-as";
 
 export function permhost_abi(): i32 {
-  output('{"major":1,"minor":3}');
+  output('{"major":1,"minor":4}');
   return 0;
 }
 
