@@ -76,6 +76,7 @@ func (p *Proxy) afterClient(a clientAction) {
 		a.answer.answers <- a.ans
 	}
 	if pp := a.neither; pp != nil {
+		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(pp.req.ID)))
 		p.finishWith(pp, pp.cancelled(), p.toAgent.messageInOrder)
 		pp.answers <- Answer{Error: &RPCError{Code: CodeRequestCancelled, Message: "permhost: the answer could be another request's"}}
 	}
@@ -293,9 +294,13 @@ func (p *Proxy) clientResponse(d decoded, body []byte) clientAction {
 	case pp != nil && pp.state == stateAsked && pp.ambiguous:
 		// The agent reused the id while the client could still answer the
 		// older request: this answer could be either's (the older one was
-		// answered cancelled when the id was reused).
+		// answered cancelled when the id was reused). The client may still
+		// answer the other one, this one if the answer was the older's:
+		// this one is withdrawn too (afterClient), and the id stays in use
+		// until that answer comes, so that the client is never shown
+		// another request under it meanwhile.
 		pp.state = stateAnswered
-		p.withdrawn.remove(key)
+		p.withdrawn.add(key)
 		p.log.Warn("the client's answer under a reused id could belong to either request; the agent gets cancelled for both", "id", key, "method", pp.method())
 		return clientAction{drop: true, neither: pp}
 	case pp != nil && pp.state == stateAsked:

@@ -41,7 +41,11 @@ type permission struct {
 	// and may still answer; any client answer under the id could be that
 	// one's, so it applies to neither.
 	ambiguous bool
-	answers   chan Answer // buffered 1
+	// prev is the slot of the answer to an earlier request under the id,
+	// which this one's answer must not overtake (the agent tells answers
+	// under one id apart only by their order); nil if none.
+	prev    *answerSlot
+	answers chan Answer // buffered 1
 	// slot is the answer's place among the client's lines to the agent,
 	// reserved when the client answered.
 	slot *answerSlot
@@ -150,6 +154,10 @@ func (p *Proxy) register(req *PermissionRequest, areq *AgentRequest, what string
 		p.withdrawn.add(pp.key)
 	}
 	pp.ambiguous = p.withdrawn.has(pp.key)
+	if pp.prev = p.answerSlots[pp.key]; old != nil && old.slot != nil {
+		pp.prev = old.slot
+	}
+	delete(p.answerSlots, pp.key)
 	p.perms[pp.key] = pp
 	p.answered.remove(pp.key)
 	p.mu.Unlock()
@@ -336,12 +344,18 @@ func (p *Proxy) checkedResponse(pp *permission, resp Response, herr error) outco
 	}
 }
 
-// finish sends the agent its answer, once, and releases the request.
-func (p *Proxy) finish(pp *permission, o outcome) { p.finishWith(pp, o, p.toAgent.message) }
+// finish sends the agent its answer, once, and releases the request. An
+// answer not tied to a slot goes ahead of the client's lines waiting
+// behind one, but not ahead of the answer to an earlier request under the
+// same id.
+func (p *Proxy) finish(pp *permission, o outcome) {
+	p.finishWith(pp, o, func(line []byte) error { return p.toAgent.messageAfter(line, pp.prev) })
+}
 
 // finishWith is finish with the writer method for an answer not tied to a
-// slot: message, or messageInOrder for an answer the client's latest line
-// caused (its session/cancel), which then reaches the agent after that line.
+// slot: messageAfter, or messageInOrder for an answer the client's latest
+// line caused (its session/cancel), which then reaches the agent after
+// that line.
 func (p *Proxy) finishWith(pp *permission, o outcome, write func([]byte) error) {
 	p.mu.Lock()
 	if pp.done {
@@ -358,6 +372,12 @@ func (p *Proxy) finishWith(pp *permission, o outcome, write func([]byte) error) 
 		o = cancelledOutcome()
 	}
 	slot := pp.slot
+	if slot != nil {
+		if len(p.answerSlots) >= maxAnsweredIDs {
+			clear(p.answerSlots) // long written, surely
+		}
+		p.answerSlots[pp.key] = slot
+	}
 	p.mu.Unlock()
 	line := o.encode(pp.req.ID)
 	if slot != nil {

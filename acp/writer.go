@@ -3,6 +3,7 @@ package acp
 import (
 	"bufio"
 	"io"
+	"slices"
 	"sync"
 	"time"
 )
@@ -236,6 +237,57 @@ func (w *writer) aheadLocked(body []byte) {
 	copy(w.q[at+1:], w.q[at:])
 	w.q[at] = item{line: body, own: true}
 	w.cond.Broadcast()
+}
+
+// messageAfter is message, but never ahead of slot s while s is queued
+// (nil: message).
+func (w *writer) messageAfter(body []byte, s *answerSlot) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if s != nil {
+		for i := len(w.q) - 1; i >= 0; i-- {
+			if !w.q[i].holds(s) {
+				continue
+			}
+			if !w.q[i].ready() || !w.readyUpTo(i) {
+				w.q = slices.Insert(w.q, i+1, item{line: body, own: true})
+				w.cond.Broadcast()
+				return nil
+			}
+			break
+		}
+	}
+	w.aheadLocked(body)
+	return nil
+}
+
+// readyUpTo reports whether the queue's items before i are all ready;
+// w.mu is held.
+func (w *writer) readyUpTo(i int) bool {
+	for j := range i {
+		if !w.q[j].ready() {
+			return false
+		}
+	}
+	return true
+}
+
+// holds reports whether the item is slot s or a batch with s in it.
+func (it *item) holds(s *answerSlot) bool {
+	if it.slot == s {
+		return true
+	}
+	if it.batch != nil {
+		for _, p := range it.batch.parts {
+			if p.slot == s {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // messageInOrder queues a message of permhost's own after everything queued
