@@ -238,3 +238,19 @@ func TestReusedIDAnswersInOrder(t *testing.T) {
 	expect(t, "the first's, once relayed", h.agentGets(), selected(`1`, "allow"))
 	h.syncBoth()
 }
+
+// TestForwardedAnswerUnderAnsweredID: the agent's request forwarded as it
+// is, under the id of a permission request answered before, gets the
+// client's answer (it was dropped as a late answer to the permission
+// request, and the agent waited for ever).
+func TestForwardedAnswerUnderAnsweredID(t *testing.T) {
+	h := newHarness(t, Options{Handler: answerWith(`{"outcome":{"outcome":"selected","optionId":"reject"}}`)})
+	h.sendAgent(permReq(`4`))
+	expect(t, "the handler's answer", h.agentGets(), selected(`4`, "reject"))
+	plain := `{"jsonrpc":"2.0","id":4,"method":"_x/ask","params":{}}` + "\n"
+	h.sendAgent(plain)
+	expect(t, "forwarded", h.clientGets(), plain)
+	answer := `{"jsonrpc":"2.0","id":4,"result":{}}` + "\n"
+	h.sendClient(answer)
+	expect(t, "the client's answer", h.agentGets(), answer)
+}

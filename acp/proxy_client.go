@@ -284,8 +284,11 @@ func (p *Proxy) clientResponse(d decoded, body []byte) clientAction {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pp := p.perms[key]
-	if pp == nil {
-		p.agentOut.remove(key) // a request forwarded as it is: answered
+	if pp == nil && p.agentOut.has(key) {
+		// The answer to a request forwarded as it is, even under the id
+		// of a permission request answered before: it passes.
+		p.agentOut.remove(key)
+		return clientAction{}
 	}
 	if pp == nil || pp.state != stateAsked {
 		p.withdrawn.remove(key) // the late answer came
