@@ -90,13 +90,11 @@ func (r *simRun) check() []simViolation {
 			out = append(out, simViolation{Invariant: "d", Behaviour: r.behaviourOf(qs...),
 				What: fmt.Sprintf("the agent sent %d requests with id %s and got %d answers", len(qs), id, len(as))})
 		}
-		for i, q := range qs {
-			if i >= len(as) || q.method != acp.MethodRequestPermission {
+		for _, q := range qs {
+			if q.ans == nil || q.method != acp.MethodRequestPermission {
 				continue
 			}
-			// The behaviour of every request under the id: the one
-			// that reused it may be the cause.
-			out = append(out, r.checkAnswer(q, as[i], entries[q.tc], r.behaviourOf(qs...))...)
+			out = append(out, r.checkAnswer(q, q.ans, entries[q.tc], r.behaviourOf(q))...)
 		}
 	}
 	out = append(out, r.checkStream("f", "editor→agent", r.editorW.sent, r.aGot, func(m simMsg, _ []byte) bool {
@@ -317,8 +315,11 @@ func laneOf(m simMsg) string {
 // bug may explain, most specific first.
 func (r *simRun) behaviourOf(qs ...*simAgentReq) string {
 	for _, q := range qs {
-		if q.reuse != "" {
+		switch {
+		case q.reuse != "" && q.live:
 			return "id-reuse-" + q.reuse
+		case q.reusedBy != "":
+			return "id-reuse-" + q.reusedBy
 		}
 	}
 	// session/cancel before the editor's answer (or, for a request the
