@@ -254,3 +254,28 @@ func TestForwardedAnswerUnderAnsweredID(t *testing.T) {
 	h.sendClient(answer)
 	expect(t, "the client's answer", h.agentGets(), answer)
 }
+
+// TestReusedIDOlderAnsweredByItsHandler: when the agent reuses the id of
+// an unanswered request, the older one's handler is cancelled and its
+// answer is what the agent gets for it (so that what the handler logs is
+// what the agent got), ahead of the newer one's.
+func TestReusedIDOlderAnsweredByItsHandler(t *testing.T) {
+	h := newHarness(t, Options{Handler: HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
+		if req.ToolCallID == "t1" {
+			if _, err := c.Ask(ctx, nil); err != nil { // withdrawn
+				return Response{Result: json.RawMessage(`{"outcome":{"outcome":"selected","optionId":"reject"}}`)}, nil
+			}
+		}
+		return forward.RequestPermission(ctx, req, c)
+	})})
+	h.sendAgent(permReq(`3`))
+	expect(t, "the first request", h.clientGets(), permReq(`3`))
+	second := strings.Replace(permReq(`3`), `"t1"`, `"t2"`, 1)
+	h.sendAgent(second)
+	expect(t, "withdrawn first", h.clientGets(), `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}`+"\n")
+	expect(t, "the older one's handler answers it", h.agentGets(), selected(`3`, "reject"))
+	expect(t, "then the second shown", h.clientGets(), second)
+	h.sendClient(selected(`3`, "allow"))
+	expect(t, "the other one withdrawn too", h.clientGets(), `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}`+"\n")
+	expect(t, "an answer that could be either's", h.agentGets(), cancelled(`3`))
+}
