@@ -153,6 +153,15 @@ func (r *simRun) checkAnswer(q *simAgentReq, ans []byte, entries []simEntry, beh
 	if outcome == "selected" && !slices.Contains(q.options, option) {
 		bad("a", "the agent got option %q, which it did not offer (%v)", option, q.options)
 	}
+	if bytes.Contains(a.Error, []byte(inUseMessage)) {
+		// Refused for its id, which the editor had outstanding (issue #19
+		// item 3): the request reached no decider, so the log, which
+		// records decisions, must have none for it.
+		if len(entries) > 0 {
+			bad("c", "refused as an id in use, but the decision log has %d entries", len(entries))
+		}
+		return out
+	}
 	switch len(entries) {
 	case 0:
 		bad("c", "the agent got %s but the decision log has no entry", ans)

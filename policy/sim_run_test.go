@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -347,6 +348,20 @@ func (r *simRun) finish() {
 		for _, sh := range open {
 			r.editorAnswer(sh, &simStep{How: howValid})
 		}
+	}
+	// What the editor sent last (an answer the agent no longer waits for,
+	// in a batch with a notification) may still be on its way through the
+	// proxy: ending the agent now would cut it off. A last notification,
+	// forwarded in order, says it arrived.
+	const end = `{"jsonrpc":"2.0","method":"_sim/end","params":{}}`
+	r.mu.Lock()
+	live := !r.agentDead && !r.editorDead && len(r.stuck) == 0
+	r.mu.Unlock()
+	if live {
+		r.editorW.send(func() []byte { return []byte(end) }, false)
+		r.waitUntil("the editor's last message at the agent", func() bool {
+			return slices.ContainsFunc(r.aGot, func(e []byte) bool { return string(e) == end })
+		})
 	}
 	r.agentW.close()
 	r.editorW.close()
