@@ -142,10 +142,12 @@ func (p *Proxy) interceptGoverned(body []byte, d decoded) *permission {
 
 // register records the permission of an intercepted request (areq set for
 // one a Governor took over) under its id. An unanswered one the agent sent
-// under the same id (what names its kind) is cancelled; if the client was
-// shown it, it is withdrawn now, before the new one can be shown (its
-// handler has not started), and the new one is ambiguous: a client answer
-// under the id could be the old one's.
+// under the same id (what names its kind) is cancelled: its handler's
+// context ends, and its answer, whatever the handler gives, has a place
+// reserved ahead of the new one's. If the client was shown it, it is
+// withdrawn now, before the new one can be shown (its handler has not
+// started), and the new one is ambiguous: a client answer under the id
+// could be the old one's.
 func (p *Proxy) register(req *PermissionRequest, areq *AgentRequest, what string) *permission {
 	ctx, cancel := context.WithCancel(p.ctx)
 	pp := &permission{req: req, areq: areq, key: idKey(req.ID), ctx: ctx, cancel: cancel, answers: make(chan Answer, 1)}
