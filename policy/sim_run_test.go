@@ -511,6 +511,13 @@ func (r *simRun) step(st *simStep) {
 		}
 		if sh != nil {
 			r.editorAnswer(sh, st)
+			if r.s.Config.Strategy == config.StrategyRace {
+				// The race strategy waits for the plugins' verdict on a
+				// durable answer, and the editor's later lines wait behind
+				// that answer for as long as the run's stuck bound: a
+				// plugin still held decides now.
+				r.release(tc)
+			}
 		}
 	case opDie:
 		if st.Who == "agent" {
