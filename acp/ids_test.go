@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -115,9 +116,37 @@ func TestReusedIDWithdrawsFirst(t *testing.T) {
 	expect(t, "the older one cancelled", h.agentGets(), cancelled(`3`))
 	expect(t, "then the second shown", h.clientGets(), second)
 	h.sendClient(selected(`3`, "allow"))
+	expect(t, "the other one withdrawn too", h.clientGets(), `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}`+"\n")
 	expect(t, "an answer that could be either's", h.agentGets(), cancelled(`3`))
 	h.sendClient(selected(`3`, "allow"))
 	h.syncBoth() // a second answer reaches no one
+}
+
+// TestAmbiguousAnswerKeepsTheIDInUse: after an answer under a reused id
+// that could be either request's, the client may still answer the other
+// one: until it does, a request of the agent's under the id is refused,
+// not shown beside it.
+func TestAmbiguousAnswerKeepsTheIDInUse(t *testing.T) {
+	h := newHarness(t, Options{})
+	cancelReq := `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}` + "\n"
+	h.sendAgent(permReq(`3`))
+	expect(t, "the first request", h.clientGets(), permReq(`3`))
+	second := strings.Replace(permReq(`3`), `"t1"`, `"t2"`, 1)
+	h.sendAgent(second)
+	expect(t, "withdrawn first", h.clientGets(), cancelReq)
+	expect(t, "the older one cancelled", h.agentGets(), cancelled(`3`))
+	expect(t, "then the second shown", h.clientGets(), second)
+	h.sendClient(cancelled(`3`)) // the first one's, or the second's
+	expect(t, "the second withdrawn too", h.clientGets(), cancelReq)
+	expect(t, "an answer that could be either's", h.agentGets(), cancelled(`3`))
+	plain := `{"jsonrpc":"2.0","id":3,"method":"_x/ask","params":{}}` + "\n"
+	h.sendAgent(plain)
+	expect(t, "a request under the id while the other answer may come", h.agentGets(), inUse(`3`))
+	h.syncBoth()
+	h.sendClient(selected(`3`, "allow")) // the other answer
+	h.syncBoth()
+	h.sendAgent(plain)
+	expect(t, "both answered: the id is free again", h.clientGets(), plain)
 }
 
 // TestReusedIDAfterWithdrawal: a request withdrawn from the editor (a
@@ -154,8 +183,99 @@ func TestReusedIDAfterWithdrawal(t *testing.T) {
 		want := cancelled(`3`)
 		if lateFirst {
 			want = selected(`3`, "allow")
+		} else {
+			expect(t, "the second withdrawn too", h.clientGets(), `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}`+"\n")
 		}
 		expect(t, "late answer first: "+jsonBool(lateFirst), h.agentGets(), want)
 		h.syncBoth()
 	}
+}
+
+// TestReusedIDAnswersInOrder: the agent tells two answers under one id
+// apart only by their order. An answer held behind the slot of another
+// request (its handler still relaying the client's answer) must not be
+// overtaken by the answer to a later request under the same id, which
+// permhost gives at once.
+func TestReusedIDAnswersInOrder(t *testing.T) {
+	release, read := make(chan struct{}), make(chan string, 2)
+	h := newHarness(t, Options{Handler: HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
+		if req.ToolCallID == "t3" { // decided at once
+			return Response{Result: json.RawMessage(`{"outcome":{"outcome":"selected","optionId":"reject"}}`)}, nil
+		}
+		a, err := c.Ask(ctx, nil)
+		if err != nil {
+			return Response{}, err
+		}
+		read <- req.ToolCallID
+		if req.ToolCallID == "t1" { // slow to relay the client's answer
+			<-release
+		}
+		return Response{Line: a.Line}, nil
+	})})
+	var once sync.Once
+	relay := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(relay) // a failed run still ends
+	second := strings.Replace(permReq(`3`), `"t1"`, `"t2"`, 1)
+	third := strings.Replace(permReq(`3`), `"t1"`, `"t3"`, 1)
+	h.sendAgent(permReq(`1`))
+	expect(t, "the first request", h.clientGets(), permReq(`1`))
+	h.sendAgent(second)
+	expect(t, "the second request", h.clientGets(), second)
+	h.sendClient(selected(`1`, "allow"), selected(`3`, "allow"))
+	<-read
+	<-read // both answers' slots are placed
+	h.sendAgent(third)
+	// The second's answer waits behind the first's (until the writer
+	// stops waiting for it); the third's comes after it, whichever it is
+	// (the allow, or cancelled if the third came before its handler
+	// finished).
+	got := h.agentGets()
+	if got != selected(`3`, "allow") && got != cancelled(`3`) {
+		t.Fatalf("the first answer under id 3 is %q, not the second request's", got)
+	}
+	expect(t, "then the third's", h.agentGets(), selected(`3`, "reject"))
+	relay()
+	expect(t, "the first's, once relayed", h.agentGets(), selected(`1`, "allow"))
+	h.syncBoth()
+}
+
+// TestForwardedAnswerUnderAnsweredID: the agent's request forwarded as it
+// is, under the id of a permission request answered before, gets the
+// client's answer (it was dropped as a late answer to the permission
+// request, and the agent waited for ever).
+func TestForwardedAnswerUnderAnsweredID(t *testing.T) {
+	h := newHarness(t, Options{Handler: answerWith(`{"outcome":{"outcome":"selected","optionId":"reject"}}`)})
+	h.sendAgent(permReq(`4`))
+	expect(t, "the handler's answer", h.agentGets(), selected(`4`, "reject"))
+	plain := `{"jsonrpc":"2.0","id":4,"method":"_x/ask","params":{}}` + "\n"
+	h.sendAgent(plain)
+	expect(t, "forwarded", h.clientGets(), plain)
+	answer := `{"jsonrpc":"2.0","id":4,"result":{}}` + "\n"
+	h.sendClient(answer)
+	expect(t, "the client's answer", h.agentGets(), answer)
+}
+
+// TestReusedIDOlderAnsweredByItsHandler: when the agent reuses the id of
+// an unanswered request, the older one's handler is cancelled and its
+// answer is what the agent gets for it (so that what the handler logs is
+// what the agent got), ahead of the newer one's.
+func TestReusedIDOlderAnsweredByItsHandler(t *testing.T) {
+	h := newHarness(t, Options{Handler: HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
+		if req.ToolCallID == "t1" {
+			if _, err := c.Ask(ctx, nil); err != nil { // withdrawn
+				return Response{Result: json.RawMessage(`{"outcome":{"outcome":"selected","optionId":"reject"}}`)}, nil
+			}
+		}
+		return forward.RequestPermission(ctx, req, c)
+	})})
+	h.sendAgent(permReq(`3`))
+	expect(t, "the first request", h.clientGets(), permReq(`3`))
+	second := strings.Replace(permReq(`3`), `"t1"`, `"t2"`, 1)
+	h.sendAgent(second)
+	expect(t, "withdrawn first", h.clientGets(), `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}`+"\n")
+	expect(t, "the older one's handler answers it", h.agentGets(), selected(`3`, "reject"))
+	expect(t, "then the second shown", h.clientGets(), second)
+	h.sendClient(selected(`3`, "allow"))
+	expect(t, "the other one withdrawn too", h.clientGets(), `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}`+"\n")
+	expect(t, "an answer that could be either's", h.agentGets(), cancelled(`3`))
 }

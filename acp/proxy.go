@@ -75,6 +75,9 @@ type Proxy struct {
 	agentOut  idSet                    // agent→client requests forwarded as they are, awaiting the client
 	agentGone bool
 	exitDesc  string
+	// answerSlots are the slots of answered permission requests, by id:
+	// an answer to a later request under the id goes after its slot.
+	answerSlots map[string]*answerSlot
 
 	gov           Governor
 	gates         *gates
@@ -114,6 +117,8 @@ func NewProxy(opts Options) (*Proxy, error) {
 		withdrawn: newIDSet(maxAnsweredIDs),
 		agentOut:  newIDSet(maxAnsweredIDs),
 		started:   make(chan struct{}),
+
+		answerSlots: map[string]*answerSlot{},
 
 		gov:           opts.Governor,
 		gates:         newGates(opts.MaxGovernedSessions),

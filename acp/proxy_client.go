@@ -77,7 +77,7 @@ func (p *Proxy) afterClient(a clientAction) {
 		a.answer.answers <- a.ans
 	}
 	if pp := a.neither; pp != nil {
-		p.finishWith(pp, pp.cancelled(), p.toAgent.messageInOrder)
+		p.finishWith(pp, pp.cancelled(), true)
 		pp.answers <- Answer{Error: &RPCError{Code: CodeRequestCancelled, Message: "permhost: the answer could be another request's"}}
 	}
 	if a.reply != nil {
@@ -292,8 +292,11 @@ func (p *Proxy) clientResponse(d decoded, body []byte) clientAction {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pp := p.perms[key]
-	if pp == nil {
-		p.agentOut.remove(key) // a request forwarded as it is: answered
+	if pp == nil && p.agentOut.has(key) {
+		// The answer to a request forwarded as it is, even under the id
+		// of a permission request answered before: it passes.
+		p.agentOut.remove(key)
+		return clientAction{}
 	}
 	if pp == nil || pp.state != stateAsked {
 		p.withdrawn.remove(key) // the late answer came
@@ -302,9 +305,15 @@ func (p *Proxy) clientResponse(d decoded, body []byte) clientAction {
 	case pp != nil && pp.state == stateAsked && pp.ambiguous:
 		// The agent reused the id while the client could still answer the
 		// older request: this answer could be either's (the older one was
-		// answered cancelled when the id was reused).
+		// answered cancelled when the id was reused). The client may still
+		// answer the other one, this one if the answer was the older's:
+		// this one is withdrawn too (queued under p.mu, as every request
+		// and withdrawal of an intercepted one is), and the id stays in
+		// use until that answer comes, so that the client is never shown
+		// another request under it meanwhile.
 		pp.state = stateAnswered
-		p.withdrawn.remove(key)
+		p.withdrawn.add(key)
+		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(pp.req.ID)))
 		p.log.Warn("the client's answer under a reused id could belong to either request; the agent gets cancelled for both", "id", key, "method", pp.method())
 		return clientAction{drop: true, neither: pp}
 	case pp != nil && pp.state == stateAsked:
@@ -401,7 +410,7 @@ func (p *Proxy) cancelSession(params []byte) {
 	p.mu.Unlock()
 	for _, pp := range now {
 		p.log.Debug("session/cancel: answering a held request cancelled", "id", pp.key, "method", pp.method())
-		p.finishWith(pp, pp.cancelled(), p.toAgent.messageInOrder)
+		p.finishWith(pp, pp.cancelled(), true)
 	}
 }
 

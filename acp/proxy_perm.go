@@ -41,7 +41,14 @@ type permission struct {
 	// and may still answer; any client answer under the id could be that
 	// one's, so it applies to neither.
 	ambiguous bool
-	answers   chan Answer // buffered 1
+	// prev is the slot of the answer to an earlier request under the id,
+	// which this one's answer must not overtake (the agent tells answers
+	// under one id apart only by their order); nil if none.
+	prev *answerSlot
+	// superseded: a later request under the id took this one's place;
+	// its answer is not the one a still later request follows.
+	superseded bool
+	answers    chan Answer // buffered 1
 	// slot is the answer's place among the client's lines to the agent,
 	// reserved when the client answered.
 	slot *answerSlot
@@ -138,10 +145,12 @@ func (p *Proxy) interceptGoverned(body []byte, d decoded) *permission {
 
 // register records the permission of an intercepted request (areq set for
 // one a Governor took over) under its id. An unanswered one the agent sent
-// under the same id (what names its kind) is cancelled; if the client was
-// shown it, it is withdrawn now, before the new one can be shown (its
-// handler has not started), and the new one is ambiguous: a client answer
-// under the id could be the old one's.
+// under the same id (what names its kind) is cancelled: its handler's
+// context ends, and its answer, whatever the handler gives, has a place
+// reserved ahead of the new one's. If the client was shown it, it is
+// withdrawn now, before the new one can be shown (its handler has not
+// started), and the new one is ambiguous: a client answer under the id
+// could be the old one's.
 func (p *Proxy) register(req *PermissionRequest, areq *AgentRequest, what string) *permission {
 	ctx, cancel := context.WithCancel(p.ctx)
 	pp := &permission{req: req, areq: areq, key: idKey(req.ID), ctx: ctx, cancel: cancel, answers: make(chan Answer, 1)}
@@ -151,17 +160,32 @@ func (p *Proxy) register(req *PermissionRequest, areq *AgentRequest, what string
 	if withdraw {
 		old.state = stateHeld // its late answer is the ambiguous one
 		p.withdrawn.add(pp.key)
+		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(req.ID)))
 	}
 	pp.ambiguous = p.withdrawn.has(pp.key)
+	pp.prev = p.answerSlots[pp.key]
+	delete(p.answerSlots, pp.key)
+	var reserved *answerSlot
+	if old != nil {
+		old.superseded = true
+		// The older one's handler, cancelled, gives its answer (so that
+		// what it logs is what the agent gets), in a place reserved now:
+		// the newer one's answer never overtakes it.
+		if old.slot == nil {
+			old.slot = p.toAgent.newSlot()
+			reserved = old.slot
+		}
+		pp.prev = old.slot
+	}
 	p.perms[pp.key] = pp
 	p.answered.remove(pp.key)
 	p.mu.Unlock()
-	if withdraw {
-		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(req.ID)))
-	}
 	if old != nil {
 		p.log.Warn("the agent reused the id of an unanswered "+what+"; cancelling the older one", "id", pp.key, "withdrawn", withdraw)
-		p.finish(old, old.cancelled())
+		if reserved != nil {
+			p.toAgent.place(reserved, p.slowHandler)
+		}
+		old.cancel()
 	}
 	if pp.ambiguous {
 		p.log.Warn("the agent reused the id of a request the client was shown and may still answer; a client answer under it will apply to neither", "id", pp.key)
@@ -344,13 +368,16 @@ func (p *Proxy) checkedResponse(pp *permission, resp Response, herr error) outco
 	}
 }
 
-// finish sends the agent its answer, once, and releases the request.
-func (p *Proxy) finish(pp *permission, o outcome) { p.finishWith(pp, o, p.toAgent.message) }
+// finish sends the agent its answer, once, and releases the request. An
+// answer not tied to a slot goes ahead of the client's lines waiting
+// behind one, but not ahead of the answer to an earlier request under the
+// same id.
+func (p *Proxy) finish(pp *permission, o outcome) { p.finishWith(pp, o, false) }
 
-// finishWith is finish with the writer method for an answer not tied to a
-// slot: message, or messageInOrder for an answer the client's latest line
-// caused (its session/cancel), which then reaches the agent after that line.
-func (p *Proxy) finishWith(pp *permission, o outcome, write func([]byte) error) {
+// finishWith is finish, with inOrder for an answer not tied to a slot that
+// the client's latest line caused (its session/cancel): it then reaches
+// the agent after that line.
+func (p *Proxy) finishWith(pp *permission, o outcome, inOrder bool) {
 	p.mu.Lock()
 	if pp.done {
 		p.mu.Unlock()
@@ -368,18 +395,31 @@ func (p *Proxy) finishWith(pp *permission, o outcome, write func([]byte) error) 
 	}
 	thenLine := p.followUpLocked(then)
 	slot := pp.slot
-	p.mu.Unlock()
 	line := o.encode(pp.req.ID)
-	if slot != nil {
+	if slot == nil {
+		// Queued under p.mu, in a slot of its own: a later request under
+		// the id, registered once this lock is released, follows it.
+		if inOrder {
+			slot, _ = p.toAgent.answerInOrder(line)
+		} else {
+			slot, _ = p.toAgent.answerAfter(line, pp.prev)
+		}
+		line = nil
+	}
+	if slot != nil && !pp.superseded {
+		if len(p.answerSlots) >= maxAnsweredIDs {
+			clear(p.answerSlots) // long written, surely
+		}
+		p.answerSlots[pp.key] = slot
+	}
+	p.mu.Unlock()
+	if line != nil && slot != nil {
 		slot.fill(line)
-		write = p.toAgent.messageInOrder // after the slot, so after the answer
-	} else {
-		_ = write(line)
 	}
 	if thenLine != nil {
-		// Queued the way the answer was, after it: the agent reads the
-		// answer first.
-		_ = write(thenLine)
+		// Queued behind the answer's slot: the agent reads the answer
+		// first.
+		_ = p.toAgent.messageInOrder(thenLine)
 	}
 	pp.cancel()
 }
@@ -426,28 +466,35 @@ func (c *permClient) Ask(ctx context.Context, params json.RawMessage) (Answer, e
 	case pp.done:
 		p.mu.Unlock()
 		return Answer{}, ErrAnswered
+	case pp.superseded:
+		// A later request under the id took its place (its ctx is being
+		// cancelled): the client is never shown both.
+		p.mu.Unlock()
+		return Answer{}, context.Canceled
 	case ctx.Err() != nil:
 		p.mu.Unlock()
 		return Answer{}, ctx.Err()
 	}
 	pp.asked, pp.state = true, stateAsked
-	p.mu.Unlock()
+	// Queued under p.mu, as register's and the withdrawal's
+	// $/cancel_request are: the client never gets the request after its
+	// withdrawal.
 	if err := p.toClient.messageInOrder(body); err != nil {
-		p.mu.Lock()
 		pp.state = stateHeld
 		p.mu.Unlock()
 		return Answer{}, err
 	}
+	p.mu.Unlock()
 	select {
 	case a := <-pp.answers:
 		return a, nil
 	case <-ctx.Done():
 	}
 	p.mu.Lock()
-	withdraw := pp.state == stateAsked
-	if withdraw {
+	if pp.state == stateAsked {
 		pp.state = stateHeld // its late answer is dropped
 		p.withdrawn.add(pp.key)
+		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(pp.req.ID)))
 	}
 	received := pp.state == stateAnswered
 	p.mu.Unlock()
@@ -456,9 +503,6 @@ func (c *permClient) Ask(ctx context.Context, params json.RawMessage) (Answer, e
 		// it is the answer (it reaches pp.answers once its place among
 		// the client's lines is settled), whichever of the two select saw.
 		return <-pp.answers, nil
-	}
-	if withdraw {
-		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(pp.req.ID)))
 	}
 	p.mu.Lock()
 	sessionCancelled := pp.sessionCancelled && pp.areq == nil

@@ -3,6 +3,7 @@ package acp
 import (
 	"bufio"
 	"io"
+	"slices"
 	"sync"
 	"time"
 )
@@ -224,7 +225,10 @@ func (w *writer) message(body []byte) error {
 
 // aheadLocked queues body as a message of permhost's own before the first
 // item that waits for a slot.
-func (w *writer) aheadLocked(body []byte) {
+func (w *writer) aheadLocked(body []byte) { w.insertAheadLocked(item{line: body, own: true}) }
+
+// insertAheadLocked queues it before the first item that waits for a slot.
+func (w *writer) insertAheadLocked(it item) {
 	at := len(w.q)
 	for i := range w.q {
 		if !w.q[i].ready() {
@@ -234,8 +238,77 @@ func (w *writer) aheadLocked(body []byte) {
 	}
 	w.q = append(w.q, item{})
 	copy(w.q[at+1:], w.q[at:])
-	w.q[at] = item{line: body, own: true}
+	w.q[at] = it
 	w.cond.Broadcast()
+}
+
+// answerAfter queues body, a message of permhost's own, as message does
+// but never ahead of slot prev while prev is queued (nil: anywhere message
+// puts it). It returns the filled slot body is queued in, for a later
+// answer to follow in turn.
+func (w *writer) answerAfter(body []byte, prev *answerSlot) (*answerSlot, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return nil, w.err
+	}
+	s := &answerSlot{w: w, state: slotFilled, body: body}
+	if prev != nil {
+		for i := len(w.q) - 1; i >= 0; i-- {
+			if !w.q[i].holds(prev) {
+				continue
+			}
+			if !w.readyUpTo(i + 1) {
+				w.q = slices.Insert(w.q, i+1, item{slot: s})
+				w.cond.Broadcast()
+				return s, nil
+			}
+			break
+		}
+	}
+	w.insertAheadLocked(item{slot: s})
+	return s, nil
+}
+
+// answerInOrder queues body, a message of permhost's own, after
+// everything queued so far, as messageInOrder does, in a filled slot it
+// returns (see answerAfter).
+func (w *writer) answerInOrder(body []byte) (*answerSlot, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return nil, w.err
+	}
+	s := &answerSlot{w: w, state: slotFilled, body: body}
+	w.q = append(w.q, item{slot: s})
+	w.cond.Broadcast()
+	return s, nil
+}
+
+// readyUpTo reports whether the queue's items before i are all ready;
+// w.mu is held.
+func (w *writer) readyUpTo(i int) bool {
+	for j := range i {
+		if !w.q[j].ready() {
+			return false
+		}
+	}
+	return true
+}
+
+// holds reports whether the item is slot s or a batch with s in it.
+func (it *item) holds(s *answerSlot) bool {
+	if it.slot == s {
+		return true
+	}
+	if it.batch != nil {
+		for _, p := range it.batch.parts {
+			if p.slot == s {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // messageInOrder queues a message of permhost's own after everything queued

@@ -230,7 +230,7 @@ func TestMediationOwnIDsUnpredictable(t *testing.T) {
 // ($/cancel_request) before the second is shown (which the agent sends
 // once the first is shown), and the editor's answers
 // under the id, which could be either's, apply to neither: the agent gets
-// cancelled for both.
+// cancelled for both, and the second is withdrawn too.
 func TestMediationReusedID(t *testing.T) {
 	t.Parallel()
 	r := startLikeWith(t, likeOpts{agent: "gemini", plugins: protectSecrets})
@@ -273,7 +273,8 @@ func TestMediationReusedID(t *testing.T) {
 			order = append(order, "withdrawn")
 		}
 	}
-	if want := []string{"request", "withdrawn", "request"}; !slices.Equal(order, want) || calls[0] == calls[1] {
+	// The answer that could be either's withdraws the second too.
+	if want := []string{"request", "withdrawn", "request", "withdrawn"}; !slices.Equal(order, want) || calls[0] == calls[1] {
 		t.Fatalf("the editor got %v (tool calls %v), want %v", order, calls, want)
 	}
 	for i, call := range calls {

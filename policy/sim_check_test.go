@@ -90,13 +90,11 @@ func (r *simRun) check() []simViolation {
 			out = append(out, simViolation{Invariant: "d", Behaviour: r.behaviourOf(qs...),
 				What: fmt.Sprintf("the agent sent %d requests with id %s and got %d answers", len(qs), id, len(as))})
 		}
-		for i, q := range qs {
-			if i >= len(as) || q.method != acp.MethodRequestPermission {
+		for _, q := range qs {
+			if q.ans == nil || q.method != acp.MethodRequestPermission {
 				continue
 			}
-			// The behaviour of every request under the id: the one
-			// that reused it may be the cause.
-			out = append(out, r.checkAnswer(q, as[i], entries[q.tc], r.behaviourOf(qs...))...)
+			out = append(out, r.checkAnswer(q, q.ans, entries[q.tc], r.behaviourOf(q))...)
 		}
 	}
 	out = append(out, r.checkStream("f", "editor→agent", r.editorW.sent, r.aGot, func(m simMsg, _ []byte) bool {
@@ -154,6 +152,15 @@ func (r *simRun) checkAnswer(q *simAgentReq, ans []byte, entries []simEntry, beh
 	}
 	if outcome == "selected" && !slices.Contains(q.options, option) {
 		bad("a", "the agent got option %q, which it did not offer (%v)", option, q.options)
+	}
+	if bytes.Contains(a.Error, []byte(inUseMessage)) {
+		// Refused for its id, which the editor had outstanding (issue #19
+		// item 3): the request reached no decider, so the log, which
+		// records decisions, must have none for it.
+		if len(entries) > 0 {
+			bad("c", "refused as an id in use, but the decision log has %d entries", len(entries))
+		}
+		return out
 	}
 	switch len(entries) {
 	case 0:
@@ -317,8 +324,11 @@ func laneOf(m simMsg) string {
 // bug may explain, most specific first.
 func (r *simRun) behaviourOf(qs ...*simAgentReq) string {
 	for _, q := range qs {
-		if q.reuse != "" {
+		switch {
+		case q.reuse != "" && q.live:
 			return "id-reuse-" + q.reuse
+		case q.reusedBy != "":
+			return "id-reuse-" + q.reusedBy
 		}
 	}
 	// session/cancel before the editor's answer (or, for a request the

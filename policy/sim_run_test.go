@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -55,7 +56,25 @@ type simAgentReq struct {
 	options []string
 	session string
 	reuse   string
+	// live says the reuse could matter: when the request was sent, an
+	// earlier request of the agent's under its id was unanswered, or the
+	// editor had a request under it it had not answered (permhost's own,
+	// one forwarded, a permission request shown or withdrawn). Any other
+	// reuse is a fresh id to permhost, which keeps no other record of it.
+	live bool
+	// reusedBy is the kind of a live reuse of this request's id sent
+	// while it was unanswered.
+	reusedBy string
+	// ans is the answer the agent got to this request (nil until then):
+	// answers under an id go to its requests in the order they were sent,
+	// except permhost's refusal of an id in use, which answers the newest
+	// request at once, ahead of the older one it collided with.
+	ans []byte
 }
+
+// inUseMessage starts permhost's refusal of an agent request under an id
+// the editor has outstanding (acp's agentIDFree).
+const inUseMessage = "permhost: this request id is in use"
 
 // simShown is a permission request as the editor got it.
 type simShown struct {
@@ -330,6 +349,20 @@ func (r *simRun) finish() {
 			r.editorAnswer(sh, &simStep{How: howValid})
 		}
 	}
+	// What the editor sent last (an answer the agent no longer waits for,
+	// in a batch with a notification) may still be on its way through the
+	// proxy: ending the agent now would cut it off. A last notification,
+	// forwarded in order, says it arrived.
+	const end = `{"jsonrpc":"2.0","method":"_sim/end","params":{}}`
+	r.mu.Lock()
+	live := !r.agentDead && !r.editorDead && len(r.stuck) == 0
+	r.mu.Unlock()
+	if live {
+		r.editorW.send(func() []byte { return []byte(end) }, false)
+		r.waitUntil("the editor's last message at the agent", func() bool {
+			return slices.ContainsFunc(r.aGot, func(e []byte) bool { return string(e) == end })
+		})
+	}
 	r.agentW.close()
 	r.editorW.close()
 }
@@ -397,33 +430,24 @@ func (r *simRun) missingLocked() string {
 }
 
 // answeredLocked reports whether the agent has the answer to permission
-// request n: answers to an id go to its requests in order.
+// request n.
 func (r *simRun) answeredLocked(n int) bool {
-	k := 0
 	for _, q := range r.aReqs {
 		if q.n == n {
-			return len(r.aAnswers[q.id]) > k
-		}
-		if q.id == r.idOfLocked(n) {
-			k++
+			return q.ans != nil
 		}
 	}
 	return false
-}
-
-func (r *simRun) idOfLocked(n int) string {
-	for _, q := range r.aReqs {
-		if q.n == n {
-			return q.id
-		}
-	}
-	return ""
 }
 
 func (r *simRun) step(st *simStep) {
 	switch st.Op {
 	case opAgent:
 		for _, n := range st.After {
+			// The answer waited for may need the plugin the script holds
+			// (the race strategy waits for the plugins' verdict on a
+			// durable answer): the agent has it only once released.
+			r.release(fmt.Sprintf("tc-%d", n))
 			r.agentW.flush()
 			r.waitUntil(fmt.Sprintf("the agent's answer to request %d", n), func() bool { return r.answeredLocked(n) })
 		}
@@ -487,6 +511,13 @@ func (r *simRun) step(st *simStep) {
 		}
 		if sh != nil {
 			r.editorAnswer(sh, st)
+			if r.s.Config.Strategy == config.StrategyRace {
+				// The race strategy waits for the plugins' verdict on a
+				// durable answer, and the editor's later lines wait behind
+				// that answer for as long as the run's stuck bound: a
+				// plugin still held decides now.
+				r.release(tc)
+			}
 		}
 	case opDie:
 		if st.Who == "agent" {
@@ -530,6 +561,7 @@ func (r *simRun) agentSends(st *simStep) []byte {
 			continue
 		}
 		q := &simAgentReq{id: idKeyOf(m.ID), method: m.Method, reuse: st.Reuse}
+		r.markLiveLocked(q)
 		var p struct {
 			SessionID string `json:"sessionId"`
 			ToolCall  struct {
@@ -550,6 +582,65 @@ func (r *simRun) agentSends(st *simStep) []byte {
 		r.aReqs = append(r.aReqs, q)
 	}
 	return line
+}
+
+// markLiveLocked sets q.live when q's id is in use (see simAgentReq.live),
+// and reusedBy of the unanswered requests under it; mu is held. A fresh id
+// may be in use too: the agent's ids count from 1 like the editor's, so an
+// earlier request that took the editor's id n (reuse "editor") collides
+// with the agent's own n later; the kind is then that earlier reuse's.
+func (r *simRun) markLiveLocked(q *simAgentReq) {
+	kind := q.reuse
+	var open []*simAgentReq
+	for _, o := range r.aReqs {
+		if o.id != q.id {
+			continue
+		}
+		if kind == "" {
+			kind = o.reuse
+		}
+		if o.ans == nil {
+			open = append(open, o)
+		}
+	}
+	live := len(open) > 0
+	if _, ok := r.eOut[q.id]; ok {
+		live = true
+	}
+	for tc, sh := range r.eShown {
+		if idKeyOf(sh.id) == q.id && len(r.eAnswers[tc]) == 0 {
+			live = true
+		}
+	}
+	if !live || kind == "" {
+		return
+	}
+	if q.reuse == "" {
+		q.reuse = kind
+	}
+	q.live = true
+	for _, o := range open {
+		o.reusedBy = kind
+	}
+}
+
+// assignLocked gives answer e under id to the request it answers (see
+// simAgentReq.ans); mu is held.
+func (r *simRun) assignLocked(id string, e []byte) {
+	var open []*simAgentReq
+	for _, q := range r.aReqs {
+		if q.id == id && q.ans == nil {
+			open = append(open, q)
+		}
+	}
+	if len(open) == 0 {
+		return // more answers than requests: (d) counts them
+	}
+	q := open[0]
+	if m := parseMsg(e); bytes.Contains(m.Error, []byte(inUseMessage)) {
+		q = open[len(open)-1]
+	}
+	q.ans = e
 }
 
 // editorSends records the editor's requests in line; the wire's lock is
@@ -578,6 +669,7 @@ func (r *simRun) agentReads(line []byte) {
 		r.aGot = append(r.aGot, e)
 		if m.Method == "" && m.hasID() {
 			r.aAnswers[idKeyOf(m.ID)] = append(r.aAnswers[idKeyOf(m.ID)], e)
+			r.assignLocked(idKeyOf(m.ID), e)
 		}
 		if m.Method != "" && m.hasID() && bytes.HasPrefix(m.ID, []byte(`"permhost-`)) {
 			r.lastOwn = idKeyOf(m.ID)

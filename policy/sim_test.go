@@ -177,31 +177,6 @@ var (
 // branch sim (main at 36ecc47) over 4,000 seeds; the first seeds of each
 // are in the test's log.
 var knownBugs = map[string]string{
-	// The agent reuses an id: of a request it has the answer to (the
-	// editor may still hold that one), of one not answered yet, one the
-	// editor's own requests use (and so, counting from 1, an id of its
-	// own still outstanding), or permhost's own. The editor gets two
-	// requests with one id (e), the log and the answer disagree (c), the
-	// agent gets an answer naming another request's option (a) or not
-	// one answer per request (d).
-	"a/id-reuse-outstanding": "an agent reusing its id",
-	"a/id-reuse-own":         "agent request ids colliding with permhost's own",
-	"c/id-reuse-answered":    "an agent reusing its id",
-	"c/id-reuse-outstanding": "an agent reusing its id",
-	"c/id-reuse-editor":      "an agent reusing its id",
-	"c/id-reuse-own":         "agent request ids colliding with permhost's own",
-	"d/id-reuse-answered":    "an agent reusing its id",
-	"d/id-reuse-outstanding": "an agent reusing its id",
-	"d/id-reuse-editor":      "an agent reusing its id",
-	"d/id-reuse-own":         "agent request ids colliding with permhost's own",
-	"e/id-reuse-outstanding": "an agent reusing its id",
-	"e/id-reuse-editor":      "an agent reusing its id",
-	"e/id-reuse-own":         "agent request ids colliding with permhost's own",
-	// An id the agent reused may leave a message of its lane missing.
-	"f/id-reuse-answered":    "an agent reusing its id",
-	"f/id-reuse-outstanding": "an agent reusing its id",
-	"f/id-reuse-editor":      "an agent reusing its id",
-	"f/id-reuse-own":         "agent request ids colliding with permhost's own",
 	// An editor batch holding an answer permhost drops (late: the plugins
 	// won the race, or the request was withdrawn) loses its other
 	// elements too, now and then (2 of 1,000 seeds under -race; not in
