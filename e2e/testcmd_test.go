@@ -66,7 +66,7 @@ func TestBadTestFileIsAUsageError(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "bad.toml")
 	os.WriteFile(file, []byte("plugin = \"x.wasm\"\n[[case]]\nname = \"n\"\nkind = \"read\"\nexpect = \"maybe\"\n"), 0o644)
 	code, out, errOut := runPermhost(t, "test", file)
-	if code != 2 || !strings.Contains(errOut, `expect "maybe" is not one of`) || !strings.Contains(out, "0 passed, 0 failed") {
+	if code != 2 || !strings.Contains(errOut, "bad.toml:5: case[0].expect: ") || !strings.Contains(errOut, `"maybe" is not an outcome`) || !strings.Contains(out, "0 passed, 0 failed") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 }
