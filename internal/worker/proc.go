@@ -218,7 +218,7 @@ func (c *proc) readLoop(ready chan<- *readyMsg, failed chan<- *host.Error) {
 		return
 	}
 	var r readyMsg
-	if err := decodeStrict(payload, &r, "name", "sha256", "abi", "info", "limits"); err != nil {
+	if err := decodeStrict(payload, &r, "name", "sha256", "abi", "info", "limits", "configProblems"); err != nil {
 		protocol("ready frame: %v", err)
 		return
 	}
