@@ -7,7 +7,7 @@
 // that edits unasked). In a mode that decides by itself it runs a tool
 // call without asking, as the real agent did.
 //
-//	likeagent -agent claude101|codex|gemini|qwen|deciding [-v2] [-start MODE] [-load MODE] [-fork MODE] [-undo N] [-refuse-switch] [-steering-events] [-events FILE] [-report FILE]
+//	likeagent -agent claude101|codex|gemini|qwen|deciding [-v2] [-start MODE] [-load MODE] [-fork MODE] [-undo N] [-burst N] [-refuse-switch] [-steering-events] [-events FILE] [-report FILE]
 //
 // -v2 serves ACP v2 (claude101 and codex) to a client that asks for it
 // (v2.go); without it the agent answers version 1 whatever it is asked.
@@ -19,7 +19,8 @@
 // N: the first N switches of mode the agent is asked for it undoes at
 // once, reporting its mode back (current_mode_update) before answering
 // success, as an agent switching itself back while permhost's switch is
-// in flight.
+// in flight. -burst N: before answering the first switch of mode, the
+// agent sends N MiB of agent_message_chunk updates (event "burst: LINES").
 //
 // A prompt's text holds one step a line: "run: COMMAND", "write: PATH" or
 // "read: PATH" (relative to the session's cwd), "plan: TEXT" (claude101's
@@ -50,7 +51,10 @@
 // makes the agent send a harmless permission request (options
 // harmless-allow, harmless-reject) under ID, as an agent that learnt or
 // guessed an id of permhost's own would; its answer is the event
-// "collide".
+// "collide". "rerun: COMMAND" runs COMMAND as "run" does, then again
+// unasked under the same tool call id (event "rerun: COMMAND");
+// "otherwrite: PATH" writes PATH unasked as claude's Write tool filed as
+// kind "other" (event "otherwrite: PATH").
 //
 // claude101 and codex advertise _session/steering in initialize, as
 // recorded; a steering request is answered "injected" while a prompt runs
@@ -147,6 +151,7 @@ type agent struct {
 	load        string
 	fork        string
 	undo        int
+	burst       int    // -burst: MiB of updates before the first switch's answer
 	nextID      int    // the agent's own request ids, from 0
 	collide     string // the id of the harmless request sent for _e2e/collide
 	nextCal     int
@@ -169,6 +174,7 @@ func main() {
 	fork := flag.String("fork", "", "the mode session/fork starts in (default: the start mode)")
 	steerEvents := flag.Bool("steering-events", false, "write an event for each _session/steering request")
 	undo := flag.Int("undo", 0, "undo the first N switches asked for, reporting the mode back before answering success")
+	burst := flag.Int("burst", 0, "before answering the first switch of mode, send N MiB of session/update lines")
 	serveV2 := flag.Bool("v2", false, "serve ACP v2 to a client that asks for it (claude101, codex)")
 	flag.Parse()
 	d, ok := defs[*name]
@@ -180,7 +186,7 @@ func main() {
 	if *start != "" {
 		a.mode = *start
 	}
-	a.load, a.fork, a.undo = cmp.Or(*load, a.mode), cmp.Or(*fork, a.mode), *undo
+	a.load, a.fork, a.undo, a.burst = cmp.Or(*load, a.mode), cmp.Or(*fork, a.mode), *undo, *burst
 	a.serveV2 = *serveV2 && (*name == "claude101" || *name == "codex")
 	var err error
 	if *report != "" {
@@ -284,6 +290,7 @@ func (a *agent) handle(m msg) {
 			ModeID string `json:"modeId"`
 		}
 		json.Unmarshal(m.Params, &p)
+		a.sendBurst()
 		if a.undoSwitch(m.ID) {
 			return
 		}
@@ -408,6 +415,10 @@ func (a *agent) steps(text string) {
 			})
 		case kind == "askread":
 			a.askRead(strings.TrimSpace(arg))
+		case kind == "rerun":
+			a.rerun(strings.TrimSpace(arg))
+		case kind == "otherwrite":
+			a.otherWrite(strings.TrimSpace(arg))
 		case kind == "reuse":
 			a.reuse(strings.TrimSpace(arg))
 		case kind == "read":
@@ -422,6 +433,22 @@ func (a *agent) steps(text string) {
 			a.planReview(strings.TrimSpace(arg))
 		}
 	}
+}
+
+// sendBurst sends -burst MiB of agent_message_chunk updates, once, as an
+// agent streaming its output before it answers a switch of mode; the
+// event "burst: N" counts the lines.
+func (a *agent) sendBurst() {
+	if a.burst == 0 {
+		return
+	}
+	text := strings.Repeat("y", 1000)
+	n := a.burst << 10
+	a.burst = 0
+	for range n {
+		a.update(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + text + `"}}`)
+	}
+	a.emit(event{Step: fmt.Sprintf("burst: %d", n), Ran: true, Mode: a.mode})
 }
 
 // undoSwitch undoes a switch (-undo): the agent reports the mode it stays
@@ -669,6 +696,29 @@ func (a *agent) askRead(arg string) {
 	ev.FS = append(ev.FS, a.fsCall("read", path, ""), a.fsCall("write", path, "hello\n"))
 	a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"completed"}`)
 	ev.Ran = strings.HasSuffix(ev.FS[1], ": ok")
+}
+
+// rerun runs cmd as "run" does, then, once that call has completed, runs
+// it again unasked under the same tool call id (a new tool_call), as an
+// agent that reuses its ids would.
+func (a *agent) rerun(cmd string) {
+	a.step("run", cmd, nil)
+	id, _, _, _ := a.shape("run", cmd, "") // nextCal unchanged: the same id
+	a.update(`{"sessionUpdate":"tool_call","toolCallId":` + q(id) + `,"status":"in_progress","title":` + q(cmd) + `,"kind":"execute","rawInput":{"command":` + q(cmd) + `}}`)
+	a.update(`{"sessionUpdate":"tool_call_update","toolCallId":` + q(id) + `,"status":"completed"}`)
+	a.emit(event{Step: "rerun: " + cmd, Ran: true, Mode: a.mode})
+}
+
+// otherWrite writes path unasked with claude's Write tool filed as kind
+// "other" (the kind claude-agent-acp gives the tools it does not map).
+func (a *agent) otherWrite(arg string) {
+	a.nextCal++
+	path := a.cwd + string(filepath.Separator) + arg
+	id := fmt.Sprintf("toolu_fake_%04d", 40+a.nextCal)
+	a.update(`{"_meta":{"claudeCode":{"toolName":"Write"}},"toolCallId":` + q(id) + `,"sessionUpdate":"tool_call","name":"Write","rawInput":{"file_path":` + q(path) + `,"content":"hello\n"},"status":"pending","title":` + q("Write "+arg) + `,"kind":"other","content":[],"locations":[]}`)
+	a.update(`{"_meta":{"claudeCode":{"toolName":"Write"}},"toolCallId":` + q(id) + `,"sessionUpdate":"tool_call_update","status":"in_progress"}`)
+	a.update(`{"_meta":{"claudeCode":{"toolName":"Write"}},"toolCallId":` + q(id) + `,"sessionUpdate":"tool_call_update","status":"completed"}`)
+	a.emit(event{Step: "otherwrite: " + arg, Ran: true, Mode: a.mode})
 }
 
 // reuse asks to run cmd twice, two tool calls under one request id, and
