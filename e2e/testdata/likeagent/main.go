@@ -317,6 +317,7 @@ func (a *agent) handle(m msg) {
 			a.send(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32602,"message":"Invalid params: type must be \"id\""}}`)
 			return
 		}
+		a.sendBurst()
 		if a.undoSwitch(m.ID) {
 			return
 		}
