@@ -83,6 +83,10 @@ type likeOpts struct {
 	// initialize is the editor's initialize params ("": ACP v1's with
 	// caps).
 	initialize string
+	// top are top-level TOML lines (strategy...), proxyArgs more flags
+	// of permhost proxy.
+	top       string
+	proxyArgs []string
 }
 
 func startLikeWith(t *testing.T, o likeOpts) *likeRun {
@@ -94,7 +98,7 @@ func startLikeWith(t *testing.T, o likeOpts) *likeRun {
 	if err := os.MkdirAll(filepath.Join(r.project, "src"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg := "[log]\npath = \"decisions.jsonl\"\n"
+	cfg := o.top + "\n[log]\npath = \"decisions.jsonl\"\n"
 	if o.plugins != "" {
 		cfg += "\n" + o.plugins + "\n"
 	}
@@ -105,8 +109,8 @@ func startLikeWith(t *testing.T, o likeOpts) *likeRun {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"XDG_STATE_HOME=" + r.state, permhostBin, "proxy", "--config", cfgPath, "--",
-		likeAgent(t), "-agent", agent, "-events", r.events, "-report", filepath.Join(dir, "report.jsonl")}
+	args := append([]string{"XDG_STATE_HOME=" + r.state, permhostBin, "proxy", "--config", cfgPath}, o.proxyArgs...)
+	args = append(args, "--", likeAgent(t), "-agent", agent, "-events", r.events, "-report", filepath.Join(dir, "report.jsonl"))
 	if o.start != "" {
 		args = append(args, "-start", o.start)
 	}
