@@ -117,10 +117,7 @@ func (p *Proxy) gateClient(body []byte, d decoded) (clientAction, bool) {
 	case s == nil:
 		return clientAction{}, false
 	case s.refuse != nil:
-		if d.method == MethodSessionCancel {
-			// Stopping a session permhost could not govern is what a
-			// person wants most: the agent may be running in a mode that
-			// decides by itself.
+		if passesRefusal(d) {
 			return clientAction{}, false
 		}
 		if d.kind == kindNotification {
@@ -133,6 +130,14 @@ func (p *Proxy) gateClient(body []byte, d decoded) (clientAction, bool) {
 	s.queue = append(s.queue, bytes.Clone(body))
 	p.log.Debug("holding the client's message until the session is governed", "method", d.method, "session", id)
 	return clientAction{drop: true}, true
+}
+
+// passesRefusal reports whether a client message naming a refused
+// session still reaches the agent: only the session/cancel notification.
+// Stopping a session permhost could not govern is what a person wants
+// most, since the agent may be running in a mode that decides by itself.
+func passesRefusal(d decoded) bool {
+	return d.kind == kindNotification && d.method == MethodSessionCancel
 }
 
 // admitStart refuses a client's session/new, load, resume or fork past
@@ -208,9 +213,7 @@ func (p *Proxy) release(id string, refuse *RPCError) {
 		for _, body := range q {
 			d := decode(body)
 			switch {
-			case d.kind == kindNotification && d.method == MethodSessionCancel:
-				// The agent may be running in a mode that decides by
-				// itself: the person's cancel still reaches it.
+			case passesRefusal(d):
 				_ = p.toAgent.forward(append(body, '\n'), nil)
 			case d.kind == kindRequest:
 				_ = p.toClient.messageInOrder(errorLine(d.id, refuse.Code, refuse.Message))
