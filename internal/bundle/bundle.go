@@ -3,7 +3,6 @@ package bundle
 import (
 	"bytes"
 	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -18,22 +17,20 @@ import (
 
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/digest"
+	"github.com/permhost/permhost/internal/edkey"
 )
 
 // SignatureFile holds a bundle's detached signature.
 const SignatureFile = "bundle.sig"
 
-const (
-	keyPrefix      = "ed25519:"
-	manifestHeader = "permhost-bundle-manifest v1\n"
-)
+const manifestHeader = "permhost-bundle-manifest v1\n"
 
 // Errors.
 var (
 	ErrUnsigned     = errors.New("bundle: not signed")
 	ErrBadSignature = errors.New("bundle: signature does not verify")
 	ErrRollback     = errors.New("bundle: revision lower than one already accepted")
-	ErrBadKey       = errors.New("bundle: malformed key")
+	ErrBadKey       = edkey.ErrMalformed // keys are internal/edkey's text form
 	ErrLayout       = errors.New("bundle: unsafe file in bundle")
 	ErrState        = errors.New("bundle: state file damaged")
 )
@@ -72,34 +69,17 @@ func (f *files) manifest(b *config.BundleManifest) []byte {
 }
 
 // GenerateKey returns a new key pair in text form ("ed25519:" and base64).
-func GenerateKey() (public, private string, err error) {
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		return "", "", err
-	}
-	return keyPrefix + base64.StdEncoding.EncodeToString(pub), keyPrefix + base64.StdEncoding.EncodeToString(priv.Seed()), nil
-}
+func GenerateKey() (public, private string, err error) { return edkey.Generate() }
 
-func parseKey(text string, size int) ([]byte, error) {
-	text = strings.TrimSpace(text)
-	if !strings.HasPrefix(text, keyPrefix) {
-		return nil, fmt.Errorf("%w: want %q followed by base64", ErrBadKey, keyPrefix)
-	}
-	b, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(text, keyPrefix))
-	if err != nil || len(b) != size {
-		return nil, fmt.Errorf("%w: want %d base64 bytes", ErrBadKey, size)
-	}
-	return b, nil
-}
+func parseKey(text string, size int) ([]byte, error) { return edkey.Decode(text, size) }
 
 // PublicKeyOf returns the public key of a private key in text form.
 func PublicKeyOf(private string) (string, error) {
-	seed, err := parseKey(private, ed25519.SeedSize)
+	k, err := edkey.ParsePrivate(private)
 	if err != nil {
 		return "", err
 	}
-	pub := ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
-	return keyPrefix + base64.StdEncoding.EncodeToString(pub), nil
+	return edkey.FormatPublic(k.Public().(ed25519.PublicKey)), nil
 }
 
 // Sign writes dir/bundle.sig, signing the bundle's manifest with private.
