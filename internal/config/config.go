@@ -2,6 +2,7 @@ package config
 
 import (
 	"cmp"
+	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/permhost/permhost/internal/digest"
+	"github.com/permhost/permhost/internal/edkey"
 	"github.com/permhost/permhost/internal/stdplugins"
 	"github.com/permhost/permhost/internal/units"
 	"github.com/permhost/permhost/sandbox"
@@ -97,6 +99,12 @@ func Errors(list []*Error) error {
 	return ErrorList(l)
 }
 
+// Bounds of [log] max_size: a file holds at least a few entries.
+const (
+	minLogSize = 64 << 10
+	maxLogSize = 1 << 40
+)
+
 // Strategies of the chain (DESIGN §4).
 const (
 	StrategySequential = "sequential"
@@ -163,8 +171,15 @@ type Config struct {
 	OnQuestion string
 	// LogPath is the decision log, absolute; empty = off.
 	LogPath string
-	Plugins []Plugin
-	Bundles []Bundle
+	// LogKey signs the decision log (docs/audit-log.md): [log] key, a
+	// private key file as `permhost log keygen` writes it, read when the
+	// configuration is; nil = a plain log.
+	LogKey ed25519.PrivateKey
+	// LogMaxSize rotates the decision log at about this many bytes; 0 =
+	// never.
+	LogMaxSize int64
+	Plugins    []Plugin
+	Bundles    []Bundle
 	// Session is the [session] table, defaults applied.
 	Session Session
 }
@@ -372,7 +387,22 @@ func parse(data []byte, name, dir, abs string) (*Config, error) {
 						cfg.LogPath = c.abs(p)
 					}
 				},
+				"key": func(k string, v any) {
+					if p := c.str(k, v); p != "" {
+						key, err := edkey.ReadPrivate(c.abs(p))
+						if err != nil {
+							c.fail(k, "%v", err)
+						}
+						cfg.LogKey = key
+					} else if !c.failed(k) {
+						c.fail(k, "must not be empty")
+					}
+				},
+				"max_size": func(k string, v any) { cfg.LogMaxSize = int64(c.size(k, v, minLogSize, maxLogSize)) },
 			})
+			if (cfg.LogKey != nil || cfg.LogMaxSize > 0) && cfg.LogPath == "" && !c.failed(k+".path") {
+				c.fail(k, "key and max_size need path (the decision log)")
+			}
 		},
 		"plugin": func(k string, v any) {
 			for i, t := range c.tables(k, v) {

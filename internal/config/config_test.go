@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/edkey"
 	"github.com/permhost/permhost/internal/stdplugins"
 	"github.com/permhost/permhost/sandbox"
 )
@@ -194,6 +196,10 @@ func TestMistakes(t *testing.T) {
 		{"plugin as a single table", "[plugin]\npath = \"p.wasm\"\n", 1, "plugin", "want an array of tables ([[plugin]])"},
 		{"config not a table", plugin + "config = \"paths\"\n", 4, "plugin[0].config", "want a table"},
 		{"duplicate plugin name", plugin + plugin, 5, "plugin[1].name", `plugin name "p" is already used by plugin[0]`},
+		{"log key file missing", "[log]\npath = \"d.jsonl\"\nkey = \"gone.key\"\n", 3, "log.key", "no such file or directory"},
+		{"log key malformed", "[log]\npath = \"d.jsonl\"\nkey = \"p.wasm\"\n", 3, "log.key", `edkey: malformed key: want "ed25519:" followed by base64`},
+		{"log max_size without path", "[log]\nmax_size = \"1MiB\"\n", 1, "log", "key and max_size need path"},
+		{"log max_size too small", "[log]\npath = \"d.jsonl\"\nmax_size = \"1KiB\"\n", 3, "log.max_size", "out of range [64KiB, 1TiB]"},
 		{"unknown key in plugin.config's neighbour table", "[log]\npath = \"x\"\nrotate = true\n", 3, "log.rotate", "unknown key"},
 		{"unknown standard plugin", "[[plugin]]\npath = \"std:team-rule\"\n", 2, "plugin[0].path", `"std:team-rule" is not a standard plugin (did you mean "team-rules"?)`},
 		{"standard plugin far from any name", "[[plugin]]\npath = \"std:firewall\"\n", 2, "plugin[0].path", "(standard plugins: explainer, no-force-push, plan-mode, protect-secrets, readonly-as, team-rules)"},
@@ -414,5 +420,21 @@ func TestPluginNotWasm(t *testing.T) {
 			!strings.Contains(list[0].Msg, "is not a WebAssembly module") {
 			t.Errorf("content %q: %v", content, err)
 		}
+	}
+}
+
+// TestLogKey: [log] key is read with the configuration, relative to it.
+func TestLogKey(t *testing.T) {
+	pub, priv, err := edkey.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := write(t, map[string]string{"permhost.toml": "[log]\npath = \"d.jsonl\"\nkey = \"log.key\"\nmax_size = \"64MiB\"\n", "log.key": priv + "\n"})
+	cfg, err := config.Load(filepath.Join(dir, "permhost.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LogKey == nil || edkey.FormatPublic(cfg.LogKey.Public().(ed25519.PublicKey)) != pub || cfg.LogMaxSize != 64<<20 {
+		t.Errorf("LogKey %v, LogMaxSize %d: want the key of log.key and 64MiB", cfg.LogKey, cfg.LogMaxSize)
 	}
 }
