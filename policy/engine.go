@@ -195,7 +195,7 @@ func newEngine(opts Options) (*Engine, error) {
 	}
 	e.dlog = opts.Log
 	if e.dlog == nil {
-		l, err := OpenDecisionLog(cfg.LogPath, e.log)
+		l, err := OpenConfiguredLog(cfg, e.log)
 		if err != nil {
 			return nil, err
 		}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/auditlog"
+	"github.com/permhost/permhost/internal/config"
 )
 
 // Who decided, in LogEntry.DecidedBy besides a plugin's name.
@@ -243,6 +245,7 @@ func (e *Engine) writeLog(entry LogEntry) {
 // the queue is full an entry is dropped and counted, never waited for.
 type DecisionLog struct {
 	w       io.WriteCloser
+	file    *auditlog.Writer // instead of w: a signed or rotated log
 	queue   chan LogEntry
 	done    chan struct{}
 	log     *slog.Logger
@@ -271,12 +274,39 @@ func OpenDecisionLog(path string, logger *slog.Logger) (*DecisionLog, error) {
 	return NewDecisionLog(f, logger), nil
 }
 
-// NewDecisionLog writes entries to w, which it closes on Close.
-func NewDecisionLog(w io.WriteCloser, logger *slog.Logger) *DecisionLog {
+// OpenConfiguredLog opens the decision log cfg's [log] table describes:
+// at path, chained and sealed with key (docs/audit-log.md), rotated at
+// max_size.
+func OpenConfiguredLog(cfg *config.Config, logger *slog.Logger) (*DecisionLog, error) {
+	if cfg.LogPath == "" || (cfg.LogKey == nil && cfg.LogMaxSize == 0) {
+		return OpenDecisionLog(cfg.LogPath, logger)
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	l := &DecisionLog{w: w, queue: make(chan LogEntry, 4096), done: make(chan struct{}), log: logger}
+	if err := os.MkdirAll(filepath.Dir(cfg.LogPath), 0o700); err != nil {
+		return nil, fmt.Errorf("policy: decision log: %w", err)
+	}
+	w, err := auditlog.Open(cfg.LogPath, cfg.LogKey, cfg.LogMaxSize)
+	if err != nil {
+		return nil, fmt.Errorf("policy: decision log: %w", err)
+	}
+	if w.Recovered > 0 {
+		logger.Warn("decision log: removed the incomplete last line a crash left", "path", cfg.LogPath, "bytes", w.Recovered)
+	}
+	return newDecisionLog(nil, w, logger), nil
+}
+
+// NewDecisionLog writes entries to w, which it closes on Close.
+func NewDecisionLog(w io.WriteCloser, logger *slog.Logger) *DecisionLog {
+	return newDecisionLog(w, nil, logger)
+}
+
+func newDecisionLog(w io.WriteCloser, file *auditlog.Writer, logger *slog.Logger) *DecisionLog {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	l := &DecisionLog{w: w, file: file, queue: make(chan LogEntry, 4096), done: make(chan struct{}), log: logger}
 	go l.run()
 	return l
 }
@@ -292,7 +322,20 @@ func (l *DecisionLog) run() {
 			l.log.Error("decision log: encode", "err", err)
 			continue
 		}
-		if _, err := l.w.Write(buf.Bytes()); err != nil {
+		if l.file == nil {
+			if _, err := l.w.Write(buf.Bytes()); err != nil {
+				l.log.Error("decision log: write", "err", err)
+			}
+			continue
+		}
+		// One goroutine appends, so the chain is in the order the
+		// entries were queued. A seal follows each burst: when the queue
+		// is empty nothing written is left unsigned.
+		err := l.file.Append(buf.Bytes())
+		if err == nil && len(l.queue) == 0 {
+			err = l.file.Seal()
+		}
+		if err != nil {
 			l.log.Error("decision log: write", "err", err)
 		}
 	}
@@ -330,7 +373,11 @@ func (l *DecisionLog) Close() error {
 		l.mu.Unlock()
 		close(l.queue)
 		<-l.done
-		err = l.w.Close()
+		if l.file != nil {
+			err = l.file.Close()
+		} else {
+			err = l.w.Close()
+		}
 	})
 	return err
 }

@@ -29,7 +29,7 @@ const claudeBash = `{"options":[{"kind":"allow_always","name":"Always Allow","op
 // ExitPlanMode of claude-agent-acp: every option is durable.
 const exitPlanMode = `{"options":[{"kind":"allow_always","name":"Yes, and auto-accept edits","optionId":"acceptEdits"},{"kind":"allow_once","name":"Yes, and manually approve edits","optionId":"default"},{"kind":"reject_once","name":"No, keep planning","optionId":"plan"}],"sessionId":"s1","toolCall":{"toolCallId":"toolu_plan","rawInput":{"plan":"1. write"},"title":"Ready to code?","kind":"switch_mode"}}`
 
-func permissionRequest(t *testing.T, params string) *acp.PermissionRequest {
+func permissionRequest(t testing.TB, params string) *acp.PermissionRequest {
 	t.Helper()
 	var p struct {
 		SessionID string                 `json:"sessionId"`

@@ -55,8 +55,14 @@ type Writer struct {
 // such file) and a new path is started whose first line links to the
 // renamed file's last. The chain continues from the last complete line of
 // path, or of the newest rotated file when path is absent or empty.
+//
+// A nil key gives a plain log, rotated the same way: lines are written as
+// given, with no seq, prev or seals.
 func Open(path string, key ed25519.PrivateKey, maxSize int64) (*Writer, error) {
-	w := &Writer{path: path, key: key, pub: edkey.FormatPublic(key.Public().(ed25519.PublicKey)), maxSize: maxSize, now: time.Now}
+	w := &Writer{path: path, key: key, maxSize: maxSize, now: time.Now}
+	if key != nil {
+		w.pub = edkey.FormatPublic(key.Public().(ed25519.PublicKey))
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
@@ -77,6 +83,9 @@ func (w *Writer) resume(f *os.File) error {
 		return err
 	}
 	w.size = st.Size()
+	if w.key == nil {
+		return nil
+	}
 	src := f
 	if w.size == 0 {
 		n, err := lastRotation(w.path)
@@ -186,6 +195,10 @@ func (w *Writer) Append(obj []byte) error {
 		return err
 	}
 	w.buf.Reset()
+	if w.key == nil {
+		w.buf.Write(obj)
+		return w.write()
+	}
 	fmt.Fprintf(&w.buf, `{"seq":%d,"prev":"%x"`, w.seq+1, w.prev)
 	if body := bytes.TrimSpace(obj[1 : len(obj)-1]); len(body) > 0 {
 		w.buf.WriteByte(',')
@@ -204,7 +217,7 @@ func (w *Writer) Append(obj []byte) error {
 
 // Seal writes a seal line when lines were written since the last one.
 func (w *Writer) Seal() error {
-	if w.unsealed == 0 {
+	if w.unsealed == 0 || w.key == nil {
 		return nil
 	}
 	seq := w.seq + 1
@@ -221,8 +234,10 @@ func (w *Writer) Seal() error {
 
 // write writes w.buf and a newline as one write and moves the chain on.
 func (w *Writer) write() error {
-	line := w.buf.Bytes()
-	sum := sha256.Sum256(line)
+	var sum [sha256.Size]byte
+	if w.key != nil {
+		sum = sha256.Sum256(w.buf.Bytes())
+	}
 	w.buf.WriteByte('\n')
 	if w.broken != nil {
 		return w.broken
