@@ -63,22 +63,9 @@ func runBundle(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			fmt.Fprintln(stderr, "permhost bundle keygen: --out FILE is required (the private key is never printed)")
 			return exitUsage
 		}
-		pub, priv, err := bundle.GenerateKey()
-		if err != nil {
+		if err := keygen(*out, stdout); err != nil {
 			return fail(err)
 		}
-		f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return fail(err)
-		}
-		if _, err := fmt.Fprintln(f, priv); err != nil {
-			f.Close()
-			return fail(err)
-		}
-		if err := f.Close(); err != nil {
-			return fail(err)
-		}
-		fmt.Fprintln(stdout, pub)
 		return exitOK
 	case "sign":
 		dir, ok := needDir()

@@ -57,7 +57,7 @@ func runLeader(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if cfg == nil {
 		cfg = &config.Config{Strategy: config.StrategySequential, OnUndecided: config.UndecidedReject}
 	}
-	dlog, err := policy.OpenDecisionLog(cfg.LogPath, logger)
+	dlog, err := policy.OpenConfiguredLog(cfg, logger)
 	if err != nil {
 		fmt.Fprintln(stderr, "permhost leader:", err)
 		return exitFail
