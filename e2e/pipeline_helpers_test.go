@@ -451,7 +451,7 @@ func (r *pipelineRun) decisions(n int) map[string]logLine {
 	deadline := time.Now().Add(pipeWait)
 	for {
 		b, _ := os.ReadFile(r.log)
-		lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+		lines := entryLines(bytes.Split(bytes.TrimSpace(b), []byte("\n")))
 		if len(b) > 0 && len(lines) >= n && bytes.HasSuffix(b, []byte("\n")) {
 			out := map[string]logLine{}
 			for _, l := range lines {
@@ -475,6 +475,22 @@ func (r *pipelineRun) decisions(n int) map[string]logLine {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// entryLines drops the seal lines of a signed log ([log] key,
+// docs/audit-log.md): every other line is an entry.
+func entryLines(lines [][]byte) [][]byte {
+	out := lines[:0:0]
+	for _, l := range lines {
+		var seal struct {
+			Seal json.RawMessage `json:"seal"`
+		}
+		if json.Unmarshal(l, &seal) == nil && seal.Seal != nil {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // permRequest is a session/request_permission of a transcript.
