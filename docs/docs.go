@@ -1,6 +1,6 @@
 // Package docs carries the reference documents into the permhost binary,
-// so that `permhost help config`, `permhost help test-file` and `permhost
-// help abi` print them to a user who has only the binary. It has no
+// so that `permhost help config`, `permhost help test-file`, `permhost
+// help abi` and `permhost help audit-log` print them to a user who has only the binary. It has no
 // compatibility promise.
 package docs
 
@@ -20,3 +20,8 @@ var TestFile string
 //
 //go:embed abi.md
 var ABI string
+
+// AuditLog is audit-log.md, the format of the signed decision log.
+//
+//go:embed audit-log.md
+var AuditLog string

@@ -96,6 +96,7 @@ var helpTopics = map[string]struct{ summary, text string }{
 	"config":    {"the configuration file, permhost.toml", docs.Config},
 	"test-file": {"the test files of permhost test", docs.TestFile},
 	"abi":       {"the plugin ABI: what a plugin exports, reads and answers", docs.ABI},
+	"audit-log": {"the signed decision log's format, for verifiers", docs.AuditLog},
 }
 
 // didYouMean names the command nearest name, " (did you mean "check"?)",
