@@ -240,6 +240,10 @@ func (e *Engine) writeLog(entry LogEntry) {
 	}
 }
 
+// sealDelay is how long after an entry a signed log seals it (with every
+// entry written meanwhile): the longest an entry stays unsigned.
+const sealDelay = 100 * time.Millisecond
+
 // DecisionLog appends entries to a JSON-lines file from its own goroutine,
 // so that writing never holds up a decision or the proxy's forwarding. When
 // the queue is full an entry is dropped and counted, never waited for.
@@ -316,7 +320,28 @@ func (l *DecisionLog) run() {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	for e := range l.queue {
+	var sealTimer *time.Timer
+	var sealDue <-chan time.Time // nil when nothing waits for a seal
+	defer func() {
+		if sealTimer != nil {
+			sealTimer.Stop()
+		}
+	}()
+	for {
+		var e LogEntry
+		select {
+		case <-sealDue:
+			sealDue = nil
+			if err := l.file.Seal(); err != nil {
+				l.log.Error("decision log: seal", "err", err)
+			}
+			continue
+		case q, ok := <-l.queue:
+			if !ok {
+				return // Close seals what is left
+			}
+			e = q
+		}
 		buf.Reset()
 		if err := enc.Encode(e); err != nil {
 			l.log.Error("decision log: encode", "err", err)
@@ -329,14 +354,19 @@ func (l *DecisionLog) run() {
 			continue
 		}
 		// One goroutine appends, so the chain is in the order the
-		// entries were queued. A seal follows each burst: when the queue
-		// is empty nothing written is left unsigned.
-		err := l.file.Append(buf.Bytes())
-		if err == nil && len(l.queue) == 0 {
-			err = l.file.Seal()
-		}
-		if err != nil {
+		// entries were queued. A seal follows within sealDelay: one
+		// signature for every entry written meanwhile, so that a busy
+		// proxy signs a few times a second, not once per decision.
+		if err := l.file.Append(buf.Bytes()); err != nil {
 			l.log.Error("decision log: write", "err", err)
+		}
+		if sealDue == nil {
+			if sealTimer == nil {
+				sealTimer = time.NewTimer(sealDelay)
+			} else {
+				sealTimer.Reset(sealDelay)
+			}
+			sealDue = sealTimer.C
 		}
 	}
 }

@@ -6,8 +6,9 @@
 // chain, from 1) and "prev" (the hex sha256 of the previous line's bytes,
 // its newline excluded). A seal line, {"seq","prev","seal":{…}}, signs with
 // ed25519 the seq and prev it carries, so that everything before it is
-// signed through the chain. The writer (writer.go) seals whenever its
-// caller runs out of lines to write and every sealEvery lines, and rotates
+// signed through the chain. The writer (writer.go) seals when its caller
+// asks (policy's decision log: 0.1 s after an entry) and every sealEvery
+// lines, and rotates
 // the file by size: the next file's first line links to the previous
 // file's last. Verify (verify.go) names the first line that breaks the
 // chain and how (modified, removed, inserted, reordered, a seal forged or
