@@ -172,3 +172,27 @@ func BenchmarkDecisionLog(b *testing.B) {
 		b.ReportMetric(float64(t[len(t)*99/100].Microseconds()), name+"-p99-µs")
 	}
 }
+
+// TestSignedLogSealsWhileOpen: an entry is sealed while the log stays
+// open, without waiting for Close.
+func TestSignedLogSealsWhileOpen(t *testing.T) {
+	cfg, pub := signedConfig(t)
+	dlog, err := policy.OpenConfiguredLog(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dlog.Close()
+	dlog.Write(policy.LogEntry{DecisionID: "d-1"})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(cfg.LogPath)
+		r := auditlog.Verify([]auditlog.File{{Name: "d", Data: b}}, []ed25519.PublicKey{pub})
+		if r.Problem == nil && r.Seals == 1 && r.Lines == 2 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no seal while the log is open: %v\n%s", r.Problem, b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
