@@ -19,7 +19,7 @@ import (
 
 // ErrNotChained is returned by Open for a file whose last line is not a
 // log line: a log written without a key cannot be continued as a chain.
-var ErrNotChained = errors.New("auditlog: the existing file is not a chained log")
+var ErrNotChained = errors.New("auditlog: the existing file is not a chained log (written without a key? move it aside)")
 
 // sealEvery bounds the lines of a segment when the caller never runs out
 // of lines to write.
