@@ -84,7 +84,7 @@ func Verify(files []File, trusted []ed25519.PublicKey) Report {
 		lines []at
 	}
 	var all []parsed
-	for fi, f := range files {
+	for _, f := range files {
 		p := parsed{name: f.Name}
 		data := f.Data
 		for n := 1; len(data) > 0; n++ {
@@ -97,7 +97,7 @@ func Verify(files []File, trusted []ed25519.PublicKey) Report {
 				b, data = data[:i], data[i+1:]
 			}
 			l, err := parseLine(b)
-			p.lines = append(p.lines, at{line: l, file: f.Name, n: n, err: err, partial: partial && fi == len(files)-1})
+			p.lines = append(p.lines, at{line: l, file: f.Name, n: n, err: err, partial: partial})
 		}
 		all = append(all, p)
 	}

@@ -159,6 +159,12 @@ func TestVerifyTampering(t *testing.T) {
 			fs[0], fs[len(fs)-1] = fs[len(fs)-1], fs[0]
 			return fs
 		}},
+		{name: "rotated files given out of order, the newest cut", rotate: 400, edit: func(fs []File) []File {
+			last := &fs[len(fs)-1]
+			last.Data = last.Data[:len(last.Data)-10]
+			fs[0], fs[len(fs)-1] = fs[len(fs)-1], fs[0]
+			return fs
+		}, kind: Truncated, msg: "is incomplete"},
 		{name: "rotated files, one missing", rotate: 400, edit: func(fs []File) []File {
 			return append(fs[:1:1], fs[2:]...)
 		}, kind: Missing, line: 1, msg: "are missing between log.jsonl.1 and log.jsonl."},
