@@ -27,7 +27,7 @@ import (
 )
 
 func init() {
-	commands["eval"] = command{summary: "run one plugin on one request and print its decision", run: runEval}
+	commands["eval"] = command{summary: "run one plugin, or a configuration's whole chain, on one request and print the decision", run: runEval}
 }
 
 // exitPluginFailed is eval's status when the plugin failed to load or decide.
@@ -43,6 +43,7 @@ const (
 const evalUsage = `usage: permhost eval [--plugin FILE|std:NAME] [flags] [REQUEST_FILE|-]
        permhost eval --plugin P (--command CMD | --write PATH | --read PATH | --fetch URL) [flags]
        permhost eval --config permhost.toml --plugin NAME ...
+       permhost eval --config permhost.toml [flags] [REQUEST_FILE|-|--command CMD ...]
 
 Runs one plugin on one request and prints one JSON object:
 
@@ -58,6 +59,21 @@ The plugin is a .wasm file, a standard plugin (std:team-rules; 'permhost
 plugins' lists them), or with --config the [[plugin]] of that permhost.toml
 with that name, with its module, pin, configuration and limits (flags given
 explicitly win).
+
+With --config and no --plugin, the request goes through the configuration's
+whole chain as the proxy decides it (the same code: every plugin in layer
+order under its strategy, failure policies, load_wait and [session], and
+permhost's own grants), before any person answers, and it prints
+
+  {"decision": {"outcome": ..., "optionId": ..., "decidedBy": ..., "reason": ...,
+                "fallback": ..., "askedBy": [...], "shown": [...]},
+   "plugins": [each plugin's vote, as the decision log records it],
+   "durationUs": N}
+
+where an outcome of ask or abstain leaves the call to a person, who would
+be shown the option ids "shown". Exit status: 0 decided, 3 a plugin failed
+(to load or to decide), 2 a usage or configuration error. Nothing is
+written to the decision log.
 
 The request is read from REQUEST_FILE or, when it is "-" or absent, from
 standard input; an input with "jsonrpc", "method" or "sessionId" at the top
@@ -165,6 +181,9 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		return exitOK
 	}
+	if f.chain() {
+		return evalChain(ctx, f, req, stdout, stderr)
+	}
 	opts, err := f.pluginOptions(ctx)
 	if err != nil {
 		printError(stderr, "permhost eval", err)
@@ -252,8 +271,8 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 		}
 	}
 	switch {
-	case f.plugin == "" && !f.printRequest:
-		return f, errors.New("--plugin is required (or --print-request)")
+	case f.plugin == "" && !f.printRequest && f.configFile == "":
+		return f, errors.New("--plugin is required (or --config, for its whole chain, or --print-request)")
 	case f.compact && !f.printRequest:
 		return f, errors.New("--compact is for --print-request")
 	case len(positional) > 1:
@@ -273,6 +292,14 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 	case f.isolation != config.IsolationInProcess && f.isolation != config.IsolationProcess:
 		return f, fmt.Errorf("--isolation %q: want %s or %s", f.isolation, config.IsolationInProcess, config.IsolationProcess)
 	}
+	if f.chain() {
+		// The configuration sets each plugin's module, limits and isolation.
+		for _, n := range []string{"bench", "timeout", "memory", "init-timeout", "compile-timeout", "isolation"} {
+			if f.set[n] {
+				return f, fmt.Errorf("--%s is for one plugin (--plugin); the configuration sets its plugins'", n)
+			}
+		}
+	}
 	f.request = "-"
 	if len(positional) == 1 {
 		f.request = positional[0]
@@ -285,6 +312,9 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 	}
 	return f, nil
 }
+
+// chain reports whether eval runs the whole chain of --config.
+func (f evalFlags) chain() bool { return f.configFile != "" && f.plugin == "" && !f.printRequest }
 
 // limits are the sandbox limits the flags set.
 func (f evalFlags) limits() sandbox.Limits {

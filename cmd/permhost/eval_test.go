@@ -196,7 +196,7 @@ func TestEvalUsageErrors(t *testing.T) {
 		{name: "shorthand and a file", args: []string{"--plugin", good, "--command", "ls", reqFile}, wantErr: "not both"},
 		{name: "unknown option set", args: []string{"--plugin", good, "--command", "ls", "--options", "cursor"}, wantErr: `options "cursor" is not one of claude, codex, sdk`},
 		{name: "unknown standard plugin", args: []string{"--plugin", "std:team-rule", "--command", "ls"}, wantErr: `no such standard plugin "team-rule"`},
-		{name: "no plugin to run", args: []string{"--command", "ls"}, wantErr: "--plugin is required (or --print-request)"},
+		{name: "no plugin to run", args: []string{"--command", "ls"}, wantErr: "--plugin is required (or --config, for its whole chain, or --print-request)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
