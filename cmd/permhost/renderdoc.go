@@ -38,9 +38,10 @@ var (
 // renderDoc renders the Markdown document doc, the repository file at
 // file, for a terminal: fenced code indented without its fences, HTML
 // comments (the tests' markers) dropped, and links and mentions of
-// repository files the binary carries turned into the commands that print
-// them, for a user who has only the binary. Other links keep their text
-// (a web address follows it); headings, lists and tables read as they are.
+// repository files the binary carries (in code too: a comment's) turned
+// into the commands that print them, for a user who has only the binary.
+// Other links keep their text (a web address follows it); headings, lists
+// and tables read as they are.
 func renderDoc(doc, file string) string {
 	var b strings.Builder
 	inCode := false
@@ -52,7 +53,9 @@ func renderDoc(doc, file string) string {
 		case inCode && trimmed == "":
 			b.WriteString("\n")
 		case inCode:
-			b.WriteString("    " + line)
+			// Code keeps its links; a comment naming a document the
+			// binary carries names its command.
+			b.WriteString("    " + renderMentions(line))
 		case strings.HasPrefix(trimmed, "<!--") && strings.HasSuffix(trimmed, "-->"):
 		default:
 			b.WriteString(renderProse(line, file))
@@ -86,6 +89,12 @@ func renderProse(line, file string) string {
 		}
 		return text + " (`" + cmd + "`)"
 	})
+	return renderMentions(line)
+}
+
+// renderMentions turns the repository paths of documents the binary
+// carries, named in line, into the commands that print them.
+func renderMentions(line string) string {
 	return mdDocPath.ReplaceAllStringFunc(line, func(p string) string {
 		if cmd, ok := docCommand(p); ok {
 			return cmd

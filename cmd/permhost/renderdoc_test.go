@@ -34,7 +34,7 @@ func TestRenderDoc(t *testing.T) {
 			"Extism (https://extism.org) and https://x.org\n"},
 		{"code block", "docs/abi.md",
 			"Run:\n\n<!-- go-recipe -->\n```sh\ngo mod tidy\n\n[x](abi.md) docs/abi.md\n```\nDone.\n",
-			"Run:\n\n    go mod tidy\n\n    [x](abi.md) docs/abi.md\nDone.\n"},
+			"Run:\n\n    go mod tidy\n\n    [x](abi.md) permhost help abi\nDone.\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := renderDoc(tt.in, tt.file); got != tt.want {
