@@ -61,8 +61,8 @@ with that name, with its module, pin, configuration and limits (flags given
 explicitly win).
 
 With --config and no --plugin, the request goes through the configuration's
-whole chain as the proxy decides it (the same code: every plugin in layer
-order under its strategy, failure policies, load_wait and [session], and
+whole chain as the proxy decides it once its plugins have loaded (the same
+code: every plugin in layer order, failure policies, [session] and
 permhost's own grants), before any person answers, and it prints
 
   {"decision": {"outcome": ..., "optionId": ..., "decidedBy": ..., "reason": ...,
