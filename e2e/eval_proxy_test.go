@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -120,7 +121,11 @@ func TestEvalDecidesAsTheProxy(t *testing.T) {
 
 	// eval --config without --plugin: the whole chain, as the proxy's
 	// pipeline decided it, with each plugin's vote.
-	code, stdout, stderr = runPermhostIn(t, dir, nil, "eval", "--config", examplesToml, "--agent", "claude", "--cwd", cwd, "--mode", want.Session.Mode, "--command", command)
+	// (Its plugins get 30 s per call, as --timeout gives one plugin above:
+	// a loaded machine's first call may take longer than 100 ms.)
+	patient := filepath.Join(dir, "permhost.toml")
+	require.NoError(t, os.WriteFile(patient, withCallTimeout(t, examplesToml, "30s"), 0o644))
+	code, stdout, stderr = runPermhostIn(t, dir, nil, "eval", "--config", patient, "--agent", "claude", "--cwd", cwd, "--mode", want.Session.Mode, "--command", command)
 	require.Equal(t, 0, code, "eval --config: %s", stderr)
 	var chain struct {
 		Decision struct{ Outcome, DecidedBy, Reason string }
@@ -148,6 +153,15 @@ func TestEvalDecidesAsTheProxy(t *testing.T) {
 	code, stdout, stderr = runPermhostIn(t, dir, nil, "eval", "--print-request", "--agent", "claude", "--cwd", cwd, "--mode", "default", "--home", "", "--command", command)
 	require.Equal(t, 0, code, stderr)
 	assert.JSONEq(t, strings.ReplaceAll(string(wb), sid, "eval-session"), stdout, "eval of the shorthand")
+}
+
+// withCallTimeout returns the configuration file with timeout = d for
+// each of its standard plugins.
+func withCallTimeout(t *testing.T, file, d string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	return regexp.MustCompile(`(?m)^path = "std:[a-z-]+"$`).ReplaceAll(b, []byte("$0\ntimeout = \""+d+"\""))
 }
 
 func mustRead(t *testing.T, file string) []policy.ReplayLine {

@@ -147,8 +147,11 @@ func TestBinaryAlone(t *testing.T) {
 	if !strings.Contains(stdout, `"outcome": "reject"`) || !strings.Contains(stdout, "destructive or privileged commands") {
 		t.Errorf("eval of rm -rf ~:\n%s", stdout)
 	}
-	// And through the whole policy of that file, each plugin's vote shown.
-	stdout, _ = run("eval", "--config", cfg, "--agent", "gemini", "--command", "rm -rf ~")
+	// And through the whole policy of that file, each plugin's vote shown
+	// (30 s per call, as --timeout above).
+	patient := filepath.Join(work, "patient.toml")
+	os.WriteFile(patient, withCallTimeout(t, cfg, "30s"), 0o600)
+	stdout, _ = run("eval", "--config", patient, "--agent", "gemini", "--command", "rm -rf ~")
 	var chain struct {
 		Decision struct{ Outcome, DecidedBy string }
 		Plugins  []struct{ Name string }
