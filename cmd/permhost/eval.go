@@ -174,6 +174,12 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		write := writeJSON
 		if f.compact {
 			write = writeCompactJSON
+			// As the plugin reads it: the host adds the plugin's
+			// configuration to every request.
+			if req.Config, err = f.pluginConfig(ctx); err != nil {
+				printError(stderr, "permhost eval", err)
+				return exitUsage
+			}
 		}
 		if err := write(stdout, req); err != nil {
 			fmt.Fprintf(stderr, "permhost eval: %v\n", err)
@@ -399,6 +405,27 @@ func (f evalFlags) pluginOptions(ctx context.Context) (host.Options, error) {
 		opts.Config = json.RawMessage(f.configJSON)
 	}
 	return opts, nil
+}
+
+// pluginConfig is the configuration the host hands the plugin with every
+// request, compact as it does; nil when no plugin or none is given.
+func (f evalFlags) pluginConfig(ctx context.Context) (json.RawMessage, error) {
+	raw := json.RawMessage(f.configJSON)
+	if f.plugin != "" {
+		opts, err := f.pluginOptions(ctx)
+		if err != nil {
+			return nil, err
+		}
+		raw = opts.Config
+	}
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, fmt.Errorf("--config-json: %w", err)
+	}
+	return b.Bytes(), nil
 }
 
 // readRequest reads or builds the request. Every error is the user's.
