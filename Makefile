@@ -15,7 +15,7 @@ SLOW_PKGS := ./e2e ./plugins/examples ./bench
 
 export PERMHOST_PLUGINS_DIR := $(abspath $(PLUGINS))
 
-.PHONY: all build plugins build-plugins test test-race check demo bench soak fuzz clean wat
+.PHONY: all build plugins plugin-docs build-plugins test test-race check demo bench soak fuzz clean wat
 
 # plugins first: it may refresh the modules the binary embeds.
 all: plugins
@@ -39,6 +39,13 @@ plugins:
 	@# CONFIGKEYS: each standard plugin's configuration keys, known without
 	@# compiling it (a first run checks a configuration at once).
 	$(GO) test -count=1 ./plugins/examples -run '^TestStandardConfigKeys$$' -update
+
+# The standard plugins' READMEs, copied into package docs (go:embed cannot
+# reach plugins/examples from there) for `permhost plugins NAME`; docs'
+# test fails when a copy differs from its README.
+plugin-docs:
+	rm -f docs/plugins/*.md
+	for w in $(STD)/*.wasm; do n=$$(basename $$w .wasm); cp plugins/examples/$$n/README.md docs/plugins/$$n.md; done
 
 build-plugins:
 	@$(MAKE) --no-print-directory -f plugins/examples/plugins.mk OUT=$(abspath $(PLUGINS))

@@ -1,10 +1,19 @@
 // Package docs carries the reference documents into the permhost binary,
 // so that `permhost help config`, `permhost help test-file`, `permhost
-// help abi` and `permhost help audit-log` print them to a user who has only the binary. It has no
-// compatibility promise.
+// help abi`, `permhost help agents`, `permhost help audit-log` and
+// `permhost plugins NAME` print them to a user who has only the binary. It
+// has no compatibility promise.
+//
+// plugins/ holds a copy of each standard plugin's README
+// (plugins/examples/NAME/README.md, which go:embed cannot reach from
+// here), refreshed by `make plugin-docs`; the package's test fails when a
+// copy differs from its source.
 package docs
 
-import _ "embed" // the documents
+import (
+	"embed"
+	"path"
+)
 
 // Config is config.md, the reference of permhost.toml.
 //
@@ -25,3 +34,25 @@ var ABI string
 //
 //go:embed audit-log.md
 var AuditLog string
+
+// Agents is agents.md, the agents permhost reads and how.
+//
+//go:embed agents.md
+var Agents string
+
+//go:embed plugins/*.md
+var plugins embed.FS
+
+// PluginsDir is the directory, relative to this package, of the copies
+// of the standard plugins' READMEs.
+const PluginsDir = "plugins"
+
+// Plugin returns the documentation of the standard plugin name, its
+// README, and whether there is one.
+func Plugin(name string) (string, bool) {
+	b, err := plugins.ReadFile(path.Join(PluginsDir, name+".md"))
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}

@@ -16,8 +16,11 @@ import (
 // directory and run with an empty HOME and a PATH that holds nothing (no
 // go, no node, no make), writes a starter configuration with `permhost
 // init`, runs the demo through it and through the default policy, and
-// lists its standard plugins: everything a user needs is inside the
-// binary. Nothing reaches the network: the demo's agent is permhost itself.
+// lists its standard plugins and prints their documentation and the
+// references; a configuration's mistakes (a typo inside a team-rules rule,
+// a plugin file that is not WebAssembly) stop it before the agent starts:
+// everything a user needs is inside the binary. Nothing reaches the
+// network: the demo's agent is permhost itself.
 //
 // The compile cache starts empty too (under the empty HOME), except in a
 // -race build, whose compiler is ~10x slower: there four cold Go plugins
@@ -103,11 +106,58 @@ func TestBinaryAlone(t *testing.T) {
 		t.Errorf("standard plugins %q", got)
 	}
 
+	// The docs are in the binary: each standard plugin's README (for
+	// team-rules, the rule syntax) and the references, their links turned
+	// into the commands that print them.
+	stdout, _ = run("plugins", "team-rules")
+	for _, want := range []string{"std:team-rules (version ", "## Keys of a rule", "| `piped_into` |", "(`permhost help agents`)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plugins team-rules lacks %q:\n%s", want, stdout)
+		}
+	}
+	for topic, want := range map[string]string{"config": "[[plugin]]", "test-file": "[[case]]", "abi": "permhost_check_config", "agents": "claude-agent-acp"} {
+		if stdout, _ = run("help", topic); !strings.Contains(stdout, want) || strings.Contains(stdout, "```") {
+			t.Errorf("help %s: %d bytes, without %q or with a code fence", topic, len(stdout), want)
+		}
+	}
+
+	// Mistakes are caught before the agent starts, as file, line, key
+	// and suggestion: a typo inside a team-rules rule (only the plugin
+	// knows its rules' keys), and a plugin file that is not WebAssembly.
+	os.WriteFile(filepath.Join(work, "typo.toml"), []byte(teamRulesTypo), 0o600)
+	os.WriteFile(filepath.Join(work, "notwasm.toml"), []byte("[[plugin]]\nname = \"mine\"\npath = \"mine.wasm\"\n"), 0o600)
+	os.WriteFile(filepath.Join(work, "mine.wasm"), []byte("#!/bin/sh\n"), 0o600)
+	marker := filepath.Join(work, "agent-started")
+	for _, tt := range []struct{ config, want string }{
+		{"typo.toml", `permhost proxy: typo.toml:7: plugin[0].config.rules[1].acton: plugin "team-rules": unknown key (did you mean "action"?)`},
+		{"notwasm.toml", "permhost proxy: notwasm.toml:3: plugin[0].path: " + filepath.Join(work, "mine.wasm") + " is not a WebAssembly module"},
+	} {
+		cmd := exec.Command(bin, "proxy", "--config", tt.config, "--", "/bin/sh", "-c", "touch "+marker)
+		cmd.Dir, cmd.Env = work, env
+		out, _ := cmd.CombinedOutput()
+		_, err := os.Stat(marker)
+		if code := cmd.ProcessState.ExitCode(); code != 2 || err == nil || !strings.HasPrefix(strings.TrimSpace(string(out)), tt.want) {
+			t.Errorf("proxy --config %s: exit %d, agent started %v, output:\n%s\nwant exit 2, no agent, and\n%s", tt.config, code, err == nil, out, tt.want)
+		}
+	}
+
 	// One request through a standard plugin, with the rules of the file
 	// init wrote.
 	stdout, _ = run("eval", "--config", cfg, "--plugin", "team-rules", "--agent", "gemini", "--command", "rm -rf ~", "--timeout", "30s")
 	if !strings.Contains(stdout, `"outcome": "reject"`) || !strings.Contains(stdout, "destructive or privileged commands") {
 		t.Errorf("eval of rm -rf ~:\n%s", stdout)
+	}
+	// And through the whole policy of that file, each plugin's vote shown
+	// (30 s per call, as --timeout above).
+	patient := filepath.Join(work, "patient.toml")
+	os.WriteFile(patient, withCallTimeout(t, cfg, "30s"), 0o600)
+	stdout, _ = run("eval", "--config", patient, "--agent", "gemini", "--command", "rm -rf ~")
+	var chain struct {
+		Decision struct{ Outcome, DecidedBy string }
+		Plugins  []struct{ Name string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &chain); err != nil || chain.Decision.Outcome != "reject" || chain.Decision.DecidedBy != "team-rules" || len(chain.Plugins) != 4 {
+		t.Errorf("eval --config of rm -rf ~ (%v):\n%s", err, stdout)
 	}
 }
 

@@ -261,6 +261,13 @@ func arrayOf(items []json.RawMessage) json.RawMessage {
 	return append(b, ']')
 }
 
+// noneToShow reports whether the person would be shown none of the
+// options req offers (every one is durable and the choice is narrowed):
+// the builtin fallback then answers without a person.
+func noneToShow(req abi.Request, shown []abi.Option) bool {
+	return len(shown) == 0 && len(req.Options) > 0
+}
+
 // person puts the request to the person in the editor and checks the answer
 // against the options shown.
 func (h proxyHandler) person(ctx context.Context, pr *acp.PermissionRequest, req abi.Request, v host.Verdict, c acp.Client, entry LogEntry) decision {
@@ -268,7 +275,7 @@ func (h proxyHandler) person(ctx context.Context, pr *acp.PermissionRequest, req
 	entry.Fallback, entry.Reason = v.Fallback, v.Reason
 	shown, offers := h.e.personOptions(req, v)
 	d := decision{entry: entry, offers: offers}
-	if len(shown) == 0 && len(req.Options) > 0 {
+	if noneToShow(req, shown) {
 		// Nothing one-time to offer (every option is durable): the
 		// fallback answers without a person.
 		a := builtin.Headless(req.Options)

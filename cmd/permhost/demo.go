@@ -26,8 +26,8 @@ const demoPrompt = "Run the tests, clean up the build cache, store the API token
 const demoUsage = `usage: permhost demo [--config FILE | --plugins DIR] [--log FILE|off] [--json]
 
 Runs a scripted agent session through 'permhost run' with the default policy
-(examples/permhost.toml: protect-secrets, plan-mode, team-rules, explainer,
-the standard plugins inside permhost), offline and in a throwaway project
+(the starter 'permhost init' writes: protect-secrets, plan-mode, team-rules,
+explainer, the standard plugins inside permhost), offline and in a throwaway project
 directory, and shows each decision as a user would see it. The agent asks to
 run npm test, rm -rf ~, write .env, edit src/app.ts, read ~/.ssh/id_rsa and
 fetch a URL; nothing is executed. It needs nothing but this binary.
@@ -110,14 +110,14 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		logLines = countLines(logPath)
 	} else {
 		cfg := examples.Config
-		policy = "examples/permhost.toml (the standard plugins inside permhost)"
+		policy = "the default one (the standard plugins inside permhost)"
 		if *pluginsFlag != "" {
 			plugins, err := demoPlugins(*pluginsFlag)
 			if err != nil {
 				return usageErr(err.Error())
 			}
 			cfg = examples.WithPluginsDir(cfg, plugins)
-			policy = "examples/permhost.toml with the plugins in " + plugins
+			policy = "the default one with the plugins in " + plugins
 		}
 		if logPath, err = demoLogPath(*logFlag); err != nil {
 			return usageErr(err.Error())
@@ -126,7 +126,7 @@ func runDemo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if logPath != "" {
 			const unset = `path = ""   # e.g. "decisions.jsonl"`
 			if !bytes.Contains(cfg, []byte(unset)) {
-				fmt.Fprintln(stderr, "permhost demo: examples/permhost.toml has no [log] line "+unset)
+				fmt.Fprintln(stderr, "permhost demo: the default policy has no [log] line "+unset)
 				return exitFail
 			}
 			cfg = bytes.Replace(cfg, []byte(unset), []byte("path = "+tomlString(logPath)), 1)

@@ -27,7 +27,7 @@ import (
 )
 
 func init() {
-	commands["eval"] = command{summary: "run one plugin on one request and print its decision", run: runEval}
+	commands["eval"] = command{summary: "run one plugin, or a configuration's whole chain, on one request and print the decision", run: runEval}
 }
 
 // exitPluginFailed is eval's status when the plugin failed to load or decide.
@@ -43,6 +43,7 @@ const (
 const evalUsage = `usage: permhost eval [--plugin FILE|std:NAME] [flags] [REQUEST_FILE|-]
        permhost eval --plugin P (--command CMD | --write PATH | --read PATH | --fetch URL) [flags]
        permhost eval --config permhost.toml --plugin NAME ...
+       permhost eval --config permhost.toml [flags] [REQUEST_FILE|-|--command CMD ...]
 
 Runs one plugin on one request and prints one JSON object:
 
@@ -58,6 +59,21 @@ The plugin is a .wasm file, a standard plugin (std:team-rules; 'permhost
 plugins' lists them), or with --config the [[plugin]] of that permhost.toml
 with that name, with its module, pin, configuration and limits (flags given
 explicitly win).
+
+With --config and no --plugin, the request goes through the configuration's
+whole chain as the proxy decides it once its plugins have loaded (the same
+code: every plugin in layer order, failure policies, [session] and
+permhost's own grants), before any person answers, and it prints
+
+  {"decision": {"outcome": ..., "optionId": ..., "decidedBy": ..., "reason": ...,
+                "fallback": ..., "askedBy": [...], "shown": [...]},
+   "plugins": [each plugin's vote, as the decision log records it],
+   "durationUs": N}
+
+where an outcome of ask or abstain leaves the call to a person, who would
+be shown the option ids "shown". Exit status: 0 decided, 3 a plugin failed
+(to load or to decide), 2 a usage or configuration error. Nothing is
+written to the decision log.
 
 The request is read from REQUEST_FILE or, when it is "-" or absent, from
 standard input; an input with "jsonrpc", "method" or "sessionId" at the top
@@ -158,12 +174,21 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		write := writeJSON
 		if f.compact {
 			write = writeCompactJSON
+			// As the plugin reads it: the host adds the plugin's
+			// configuration to every request.
+			if req.Config, err = f.pluginConfig(ctx); err != nil {
+				printError(stderr, "permhost eval", err)
+				return exitUsage
+			}
 		}
 		if err := write(stdout, req); err != nil {
 			fmt.Fprintf(stderr, "permhost eval: %v\n", err)
 			return exitFail
 		}
 		return exitOK
+	}
+	if f.chain() {
+		return evalChain(ctx, f, req, stdout, stderr)
 	}
 	opts, err := f.pluginOptions(ctx)
 	if err != nil {
@@ -252,8 +277,8 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 		}
 	}
 	switch {
-	case f.plugin == "" && !f.printRequest:
-		return f, errors.New("--plugin is required (or --print-request)")
+	case f.plugin == "" && !f.printRequest && f.configFile == "":
+		return f, errors.New("--plugin is required (or --config, for its whole chain, or --print-request)")
 	case f.compact && !f.printRequest:
 		return f, errors.New("--compact is for --print-request")
 	case len(positional) > 1:
@@ -273,6 +298,14 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 	case f.isolation != config.IsolationInProcess && f.isolation != config.IsolationProcess:
 		return f, fmt.Errorf("--isolation %q: want %s or %s", f.isolation, config.IsolationInProcess, config.IsolationProcess)
 	}
+	if f.chain() {
+		// The configuration sets each plugin's module, limits and isolation.
+		for _, n := range []string{"bench", "timeout", "memory", "init-timeout", "compile-timeout", "isolation"} {
+			if f.set[n] {
+				return f, fmt.Errorf("--%s is for one plugin (--plugin); the configuration sets its plugins'", n)
+			}
+		}
+	}
 	f.request = "-"
 	if len(positional) == 1 {
 		f.request = positional[0]
@@ -285,6 +318,9 @@ func parseEvalFlags(args []string, help io.Writer) (evalFlags, error) {
 	}
 	return f, nil
 }
+
+// chain reports whether eval runs the whole chain of --config.
+func (f evalFlags) chain() bool { return f.configFile != "" && f.plugin == "" && !f.printRequest }
 
 // limits are the sandbox limits the flags set.
 func (f evalFlags) limits() sandbox.Limits {
@@ -369,6 +405,27 @@ func (f evalFlags) pluginOptions(ctx context.Context) (host.Options, error) {
 		opts.Config = json.RawMessage(f.configJSON)
 	}
 	return opts, nil
+}
+
+// pluginConfig is the configuration the host hands the plugin with every
+// request, compact as it does; nil when no plugin or none is given.
+func (f evalFlags) pluginConfig(ctx context.Context) (json.RawMessage, error) {
+	raw := json.RawMessage(f.configJSON)
+	if f.plugin != "" {
+		opts, err := f.pluginOptions(ctx)
+		if err != nil {
+			return nil, err
+		}
+		raw = opts.Config
+	}
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, fmt.Errorf("--config-json: %w", err)
+	}
+	return b.Bytes(), nil
 }
 
 // readRequest reads or builds the request. Every error is the user's.

@@ -196,7 +196,7 @@ func TestEvalUsageErrors(t *testing.T) {
 		{name: "shorthand and a file", args: []string{"--plugin", good, "--command", "ls", reqFile}, wantErr: "not both"},
 		{name: "unknown option set", args: []string{"--plugin", good, "--command", "ls", "--options", "cursor"}, wantErr: `options "cursor" is not one of claude, codex, sdk`},
 		{name: "unknown standard plugin", args: []string{"--plugin", "std:team-rule", "--command", "ls"}, wantErr: `no such standard plugin "team-rule"`},
-		{name: "no plugin to run", args: []string{"--command", "ls"}, wantErr: "--plugin is required (or --print-request)"},
+		{name: "no plugin to run", args: []string{"--command", "ls"}, wantErr: "--plugin is required (or --config, for its whole chain, or --print-request)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -330,6 +330,21 @@ func TestEvalPrintRequestCompact(t *testing.T) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, []byte(indented)); err != nil || buf.String()+"\n" != compact {
 		t.Errorf("the indented request compacts to\n%s\nnot\n%s", buf.String(), compact)
+	}
+	// With a plugin, its configuration is in the request, compact, as the
+	// host adds it to every call.
+	cfg := writeFile(t, "permhost.toml", "[[plugin]]\npath = \"std:plan-mode\"\n[plugin.config]\nonly_in_mode = \"plan\"\n")
+	for _, tt := range []struct {
+		extra  []string
+		config string
+	}{
+		{[]string{"--plugin", "std:plan-mode", "--config-json", `{ "only_in_mode": "<plan>" }`}, `{"only_in_mode":"<plan>"}`},
+		{[]string{"--config", cfg, "--plugin", "plan-mode"}, `{"only_in_mode":"plan"}`},
+	} {
+		_, got, stderr := runEvalCmd(t, "", append(append(args, "--compact"), tt.extra...)...)
+		if want := strings.TrimSuffix(compact, "}\n") + `,"config":` + tt.config + "}\n"; got != want {
+			t.Errorf("%q: got\n%s\nwant\n%s%s", tt.extra, got, want, stderr)
+		}
 	}
 	if code, _, stderr := runEvalCmd(t, "", "--compact", "--plugin", "std:plan-mode", "--command", "ls"); code != exitUsage || !strings.Contains(stderr, "--compact is for --print-request") {
 		t.Errorf("--compact without --print-request: exit %d, %q", code, stderr)

@@ -186,7 +186,9 @@ func starterConfig(path, self, agentFlag string, a knownAgent) []byte {
 	}
 	b.WriteString("# Every key of this file:            permhost help config\n")
 	fmt.Fprintf(&b, "# What this policy decides, offline:  permhost demo --config %s\n", shellQuote(path))
+	fmt.Fprintf(&b, "# One request through the policy:     permhost eval --config %s --command 'rm -rf ~'\n", shellQuote(path))
 	fmt.Fprintf(&b, "# One request through one plugin:     permhost eval --config %s --plugin team-rules --command 'rm -rf ~'\n", shellQuote(path))
+	b.WriteString("# A standard plugin's documentation:  permhost plugins team-rules\n")
 	b.WriteString("#\n")
 	b.Write(examples.Config)
 	return b.Bytes()

@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return c.run(ctx, []string{"-h"}, stdin, stdout, stderr)
 		}
 		if doc, ok := helpTopics[args[1]]; ok {
-			fmt.Fprint(stdout, doc.text)
+			fmt.Fprint(stdout, renderDoc(doc.text, doc.file))
 			return exitOK
 		}
 		fmt.Fprintf(stderr, "permhost help: unknown command %q%s\n", args[1], didYouMean(args[1]))
@@ -91,12 +91,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 // helpTopics are the references `permhost help TOPIC` prints, carried in
-// the binary (package docs) for a user without the repository.
-var helpTopics = map[string]struct{ summary, text string }{
-	"config":    {"the configuration file, permhost.toml", docs.Config},
-	"test-file": {"the test files of permhost test", docs.TestFile},
-	"abi":       {"the plugin ABI: what a plugin exports, reads and answers", docs.ABI},
-	"audit-log": {"the signed decision log's format, for verifiers", docs.AuditLog},
+// the binary (package docs) for a user without the repository; file is
+// each one's place in the repository, which the links of the documents
+// the binary carries name (renderDoc).
+var helpTopics = map[string]struct{ summary, text, file string }{
+	"config":    {"the configuration file, permhost.toml", docs.Config, "docs/config.md"},
+	"test-file": {"the test files of permhost test", docs.TestFile, "docs/testing.md"},
+	"abi":       {"the plugin ABI: what a plugin exports, reads and answers", docs.ABI, "docs/abi.md"},
+	"audit-log": {"the signed decision log's format, for verifiers", docs.AuditLog, "docs/audit-log.md"},
+	"agents":    {"the agents permhost reads, and how it governs each", docs.Agents, "docs/agents.md"},
 }
 
 // didYouMean names the command nearest name, " (did you mean "check"?)",

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -178,13 +179,64 @@ func TestHelpTopics(t *testing.T) {
 	if _, stdout, _ := runMain(t, "help"); !strings.Contains(stdout, "test-file") {
 		t.Errorf("help lists no topics:\n%s", stdout)
 	}
-	for _, c := range []string{"test", "eval", "replay", "plugins", "check"} {
-		_, stdout, _ := runMain(t, c, "-h")
-		for _, repoFile := range []string{"docs/", "testdata/", ".md"} {
-			if strings.Contains(stdout, repoFile) {
-				t.Errorf("%s -h names the repository file %q", c, repoFile)
+	if _, stdout, _ := runMain(t, "help", "agents"); !strings.Contains(stdout, "`permhost help abi`") || strings.Contains(stdout, "](abi.md") {
+		t.Errorf("help agents: its links to abi.md are not permhost help abi:\n%.500s", stdout)
+	}
+}
+
+// repoPath matches a mention of a file of the repository, which a user
+// with only the binary does not have.
+var repoPath = regexp.MustCompile(`\b(?:docs|testdata|plugins/examples|examples)/|\.md\b|README|RATIONALE|BENCHMARKS`)
+
+// Every help text, init's output and the starter configuration it writes
+// point to what the binary prints (permhost help TOPIC, permhost plugins
+// NAME), not to files of the repository.
+func TestHelpNamesNoRepositoryFile(t *testing.T) {
+	texts := map[string]string{}
+	_, texts["permhost -h"], _ = runMain(t, "-h")
+	for name, c := range commands {
+		if !c.hidden {
+			_, texts[name+" -h"], _ = runMain(t, name, "-h")
+		}
+	}
+	for _, sub := range []string{"keygen", "sign", "verify"} {
+		_, texts["bundle "+sub+" -h"], _ = runMain(t, "bundle", sub, "-h")
+	}
+	for _, sub := range []string{"list", "revoke", "clear"} {
+		_, texts["grants "+sub+" -h"], _ = runMain(t, "grants", sub, "-h")
+	}
+	for _, agent := range []string{"", "claude", "codex", "gemini", "qwen"} {
+		dir := t.TempDir()
+		args := []string{"init", "--dir", dir}
+		if agent != "" {
+			args = append(args, "--agent", agent)
+		}
+		code, stdout, stderr := runMain(t, args...)
+		if code != exitOK {
+			t.Fatalf("init %s: exit %d: %s", agent, code, stderr)
+		}
+		file, err := os.ReadFile(filepath.Join(dir, "permhost.toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts["init "+agent] = strings.ReplaceAll(stdout, dir, "DIR")
+		texts["the starter of init "+agent] = string(file)
+	}
+	for name, text := range texts {
+		if text == "" {
+			t.Errorf("%s: no text", name)
+		}
+		for line := range strings.Lines(text) {
+			if strings.HasPrefix(name, "the starter") && !strings.HasPrefix(line, "#") {
+				continue // the policy's own globs name a project's docs/
+			}
+			if m := repoPath.FindString(line); m != "" {
+				t.Errorf("%s names a repository file (%q): %s", name, m, strings.TrimSpace(line))
 			}
 		}
+	}
+	if !strings.Contains(texts["the starter of init "], "permhost plugins team-rules") || !strings.Contains(texts["the starter of init "], "permhost help config") {
+		t.Errorf("the starter does not point to the docs the binary prints:\n%s", texts["the starter of init "])
 	}
 }
 

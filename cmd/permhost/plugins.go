@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/docs"
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/safetext"
 	"github.com/permhost/permhost/internal/stdplugins"
@@ -26,9 +27,10 @@ configuration uses one as path = "std:NAME" (permhost init writes a starter
 that does). For each: what it does and its version, as the plugin itself
 describes them (permhost_describe, run in the sandbox or remembered by the
 compile cache), the [plugin.config] keys it declares, and the sha256 of its
-module, which sha256 = "..." pins. They are the example plugins of the
-source tree (plugins/examples/NAME, whose README documents the
-configuration), built reproducibly with the toolchains named last.
+module, which sha256 = "..." pins. A NAME given also prints the plugin's
+full documentation: what it decides and why, and its configuration (for
+team-rules, the rule syntax), with examples. The toolchains that built the
+plugins, reproducibly, are named last.
 
 Exit status: 0; 1 when a plugin cannot describe itself; 2 usage, or a NAME
 that is no standard plugin.`
@@ -58,7 +60,8 @@ func runPlugins(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return code
 	}
 	names := fs.Args()
-	if len(names) == 0 {
+	withDocs := len(names) > 0
+	if !withDocs {
 		names = stdplugins.Names()
 	}
 	for i, n := range names {
@@ -105,9 +108,15 @@ func runPlugins(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		fmt.Fprintf(stdout, "  config keys: %s\n", keys)
 		fmt.Fprintf(stdout, "  sha256 %s, %s\n", e.SHA256, byteSize(e.Bytes))
+		if doc, ok := docs.Plugin(e.Name); ok && withDocs {
+			fmt.Fprintf(stdout, "\n%s", renderDoc(doc, "plugins/examples/"+e.Name+"/README.md"))
+		}
 	}
 	fmt.Fprintf(stdout, "\nBuilt from plugins/examples with %s.\n",
 		strings.ReplaceAll(strings.TrimSpace(stdplugins.Toolchain), "\n", ", "))
+	if !withDocs {
+		fmt.Fprintln(stdout, "'permhost plugins NAME' prints a plugin's documentation: its configuration, with examples.")
+	}
 	return code
 }
 

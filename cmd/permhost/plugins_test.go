@@ -37,11 +37,21 @@ func TestPluginsListsStandardPlugins(t *testing.T) {
 		}
 	}
 
+	// A NAME given prints its documentation, its README rendered: the
+	// configuration key explained, the code without its fences.
 	code, stdout, _ := runMain(t, "plugins", "--cache-dir", cache, "no-force-push")
-	for _, want := range []string{"std:no-force-push (version ", "  config keys: allow_force_with_lease\n", "Built from plugins/examples with go go1."} {
+	for _, want := range []string{"std:no-force-push (version ", "  config keys: allow_force_with_lease\n",
+		"\n# no-force-push\n", "allow_force_with_lease = true", "\n    [[plugin]]\n", "Built from plugins/examples with go go1."} {
 		if code != exitOK || !strings.Contains(stdout, want) {
 			t.Errorf("text output lacks %q (exit %d):\n%s", want, code, stdout)
 		}
+	}
+	if strings.Contains(stdout, "```") {
+		t.Errorf("the documentation is not rendered:\n%s", stdout)
+	}
+	// The list alone says where the documentation is.
+	if _, stdout, _ := runMain(t, "plugins", "--cache-dir", cache); strings.Contains(stdout, "# no-force-push") || !strings.Contains(stdout, "'permhost plugins NAME' prints a plugin's documentation") {
+		t.Errorf("plugins without a NAME:\n%s", stdout)
 	}
 
 	code, _, stderr := runMain(t, "plugins", "team-rule")
