@@ -21,7 +21,7 @@ const logUsage = `usage:
   permhost log verify [--key KEY]... FILE... check a signed decision log: its chain and seals, across rotated files
 
 With [log] key = "FILE" in permhost.toml the decision log is hash-chained
-and sealed with that key (docs/audit-log.md, permhost help audit-log).
+and sealed with that key (permhost help audit-log).
 verify orders the files by their chain; --key is a trusted public key
 ("ed25519:…", as keygen prints it) or the private key file; without it each
 seal is checked against the key it names, which shows the log is intact
