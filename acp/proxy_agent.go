@@ -230,13 +230,15 @@ func (p *Proxy) trackUpdate(params []byte) *Update {
 	return nil
 }
 
-// loading reports whether the client's session/load of a session awaits
-// the agent's answer.
+// loading reports whether the client's session/load or session/resume of
+// a session awaits the agent's answer: what the agent sends for it then is
+// history (ACP v2 has one method for both, session/resume, which replays
+// from replayFrom before answering).
 func (p *Proxy) loading(sessionID string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, r := range p.pending {
-		if r.method == MethodSessionLoad {
+		if r.method == MethodSessionLoad || r.method == MethodSessionResume {
 			if f, ok := fields(r.params, "sessionId"); ok && stringOf(f["sessionId"]) == sessionID {
 				return true
 			}
