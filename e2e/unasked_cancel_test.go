@@ -13,9 +13,9 @@ import (
 // "default" while its own default_permission_mode runs every call unasked.
 // With [session] unasked = "cancel" the first acting call that ran unasked
 // in the governed session ends the turn: the agent gets session/cancel
-// after the call's completion, and the editor gets, after that completion,
-// an agent_message_chunk saying why and naming the setting that makes Kimi
-// ask. With the default (warn) neither happens.
+// once the call's completion shows it ran, and the editor gets, just ahead
+// of that completion, an agent_message_chunk saying why and naming the
+// setting that makes Kimi ask. With the default (warn) neither happens.
 func TestUnaskedCancelEndsTheTurn(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -61,7 +61,9 @@ func TestUnaskedCancelEndsTheTurn(t *testing.T) {
 			if err := json.Unmarshal(note.Params, &p); err != nil {
 				t.Fatal(err)
 			}
-			if i < done || p.SessionID != r.session || p.Update.SessionUpdate != "agent_message_chunk" || p.Update.Content.Type != "text" ||
+			// The governor sees an update before it is forwarded: the note
+			// comes just ahead of the completion that revealed the run.
+			if i != done-1 || p.SessionID != r.session || p.Update.SessionUpdate != "agent_message_chunk" || p.Update.Content.Type != "text" ||
 				!strings.Contains(p.Update.Content.Text, `the agent ran "rm -rf build" without asking`) ||
 				!strings.Contains(p.Update.Content.Text, `default_permission_mode = "manual"`) || p.Update.Meta.Permhost.Unasked == "" {
 				t.Errorf("the editor was told (at %d, the completion at %d) %s", i, done, note.Raw)

@@ -13,10 +13,11 @@ import (
 // has run; ending the turn keeps the agent from running more. The agent
 // gets session/cancel, handled as the editor's would be (Caller.Cancel
 // Session); tool_call/cancel does not apply, the call having ended. The
-// editor, which saw the call run, is told why in the session's own stream:
-// a session/update agent_message_chunk whose text says it, with
-// _meta.permhost.unasked naming the call, which every editor shows as the
-// agent's text.
+// editor is told why in the session's own stream, just ahead of the update
+// that showed the call ran (the governor sees an update before it is
+// forwarded): a session/update agent_message_chunk whose text says it,
+// with _meta.permhost.unasked naming the call, which every editor shows as
+// the agent's text.
 
 // endTurnUnasked ends the turn of u's session and tells the editor why.
 func (g *governor) endTurnUnasked(u *acp.Update, c acp.Caller) {
