@@ -285,10 +285,19 @@ func (p *Proxy) agentCancelRequest(params []byte) bool {
 	if !ok || f["requestId"] == nil {
 		return false
 	}
+	key := idKey(f["requestId"])
 	p.mu.Lock()
-	pp := p.perms[idKey(f["requestId"])]
+	pp := p.perms[key]
 	held := pp != nil && !pp.done && pp.state == stateHeld
+	// Answered already, and no later request under the id: the client
+	// has nothing open to withdraw (it may never have seen the id, which
+	// in v2 also names requests of its own).
+	gone := pp == nil && p.answered.has(key)
 	p.mu.Unlock()
+	if gone {
+		p.log.Debug("$/cancel_request: the request was answered already; not forwarded", "id", key)
+		return true
+	}
 	if !held {
 		return false
 	}
