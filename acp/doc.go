@@ -27,6 +27,11 @@
 // v1-shaped one asking for more is asked down to 1, and any other answer
 // fails closed. A v2 permission request's title, description and subject
 // are read into [PermissionV2]; its subject's tool call is the request's.
+// Cancellation is one path in both versions: the client's session/cancel
+// and v2 tool_call/cancel ([MethodToolCallCancel]) answer the requests
+// permhost holds for the session or the tool call cancelled once they are
+// queued for the agent; the agent's $/cancel_request answers a held one,
+// and one for a request already answered stays with the proxy.
 //
 // A [Governor] (Options.Governor) steers the rest, on the same path: it
 // may hold the agent's result of session/new, load, resume or fork in its

@@ -82,6 +82,11 @@ type Caller interface {
 	// Notify sends the client a notification, after everything queued for
 	// it so far.
 	Notify(method string, params json.RawMessage) error
+	// CancelSession sends the agent session/cancel for sessionID, of
+	// permhost's own, and handles it as the client's: the session's
+	// permission requests a handler holds are answered cancelled, those
+	// shown to the client are withdrawn when the agent cancels them.
+	CancelSession(sessionID string) error
 	// Hold makes the client's requests and notifications naming session
 	// sessionID wait, in order, until release is called: with nil they are
 	// then forwarded in order (once no other hold is left); with an error

@@ -299,20 +299,32 @@ func TestGovernorUpdates(t *testing.T) {
 }
 
 // TestGovernorSeesLoading: the updates an agent replays while the client's
-// session/load is unanswered are marked Loading; later ones are not.
+// session/load is unanswered are marked Loading; later ones are not. ACP v2
+// has one method for both, session/resume, which replays history from
+// replayFrom before its answer (schema v2 ResumeSessionRequest): its
+// replay is history too, as is v1's session/resume's.
 func TestGovernorSeesLoading(t *testing.T) {
-	g := &testGovernor{}
-	h := newHarness(t, Options{Governor: g})
-	h.sendClient(`{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"s-1","cwd":"/p","mcpServers":[]}}` + "\n")
-	h.agentGets()
-	old := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":{"sessionUpdate":"tool_call","toolCallId":"old","kind":"execute","status":"completed"}}}` + "\n"
-	h.sendAgent(old, `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n", strings.Replace(old, `"old"`, `"new"`, 1))
-	h.clientGets()
-	h.clientGets()
-	h.clientGets()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.updates) != 2 || !g.updates[0].Loading || g.updates[1].Loading {
-		t.Fatalf("updates %+v", g.updates)
+	for _, tt := range []struct{ name, request, update string }{
+		{"v1 session/load", `{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"s-1","cwd":"/p","mcpServers":[]}}`,
+			`{"sessionUpdate":"tool_call","toolCallId":"old","kind":"execute","status":"completed"}`},
+		{"v2 session/resume with replay", `{"jsonrpc":"2.0","id":1,"method":"session/resume","params":{"sessionId":"s-1","cwd":"/p","mcpServers":[],"replayFrom":{"type":"start"}}}`,
+			`{"sessionUpdate":"tool_call_update","toolCallId":"old","title":"rm -rf build","kind":"execute","status":"completed"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &testGovernor{}
+			h := newHarness(t, Options{Governor: g})
+			h.sendClient(tt.request + "\n")
+			h.agentGets()
+			old := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-1","update":` + tt.update + `}}` + "\n"
+			h.sendAgent(old, `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n", strings.Replace(old, `"old"`, `"new"`, 1))
+			h.clientGets()
+			h.clientGets()
+			h.clientGets()
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			if len(g.updates) != 2 || !g.updates[0].Loading || g.updates[1].Loading {
+				t.Fatalf("updates %+v", g.updates)
+			}
+		})
 	}
 }

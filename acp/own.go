@@ -119,6 +119,18 @@ func (c caller) Notify(method string, params json.RawMessage) error {
 	return c.p.toClient.messageInOrder(notificationLine(method, b))
 }
 
+func (c caller) CancelSession(sessionID string) error {
+	params, err := marshalNoEscape(map[string]string{"sessionId": sessionID})
+	if err != nil {
+		return err
+	}
+	if err := c.p.toAgent.message(notificationLine(MethodSessionCancel, params)); err != nil {
+		return err
+	}
+	c.p.cancelSession(params)
+	return nil
+}
+
 // ownParams checks and compacts the params of a message of permhost's own.
 func ownParams(params json.RawMessage) ([]byte, error) {
 	if params == nil {

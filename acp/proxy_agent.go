@@ -230,13 +230,15 @@ func (p *Proxy) trackUpdate(params []byte) *Update {
 	return nil
 }
 
-// loading reports whether the client's session/load of a session awaits
-// the agent's answer.
+// loading reports whether the client's session/load or session/resume of
+// a session awaits the agent's answer: what the agent sends for it then is
+// history (ACP v2 has one method for both, session/resume, which replays
+// from replayFrom before answering).
 func (p *Proxy) loading(sessionID string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, r := range p.pending {
-		if r.method == MethodSessionLoad {
+		if r.method == MethodSessionLoad || r.method == MethodSessionResume {
 			if f, ok := fields(r.params, "sessionId"); ok && stringOf(f["sessionId"]) == sessionID {
 				return true
 			}
@@ -283,10 +285,19 @@ func (p *Proxy) agentCancelRequest(params []byte) bool {
 	if !ok || f["requestId"] == nil {
 		return false
 	}
+	key := idKey(f["requestId"])
 	p.mu.Lock()
-	pp := p.perms[idKey(f["requestId"])]
+	pp := p.perms[key]
 	held := pp != nil && !pp.done && pp.state == stateHeld
+	// Answered already, and no later request under the id: the client
+	// has nothing open to withdraw (it may never have seen the id, which
+	// in v2 also names requests of its own).
+	gone := pp == nil && p.answered.has(key)
 	p.mu.Unlock()
+	if gone {
+		p.log.Debug("$/cancel_request: the request was answered already; not forwarded", "id", key)
+		return true
+	}
 	if !held {
 		return false
 	}

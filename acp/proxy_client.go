@@ -32,13 +32,14 @@ func (p *Proxy) clientLoop(in io.Reader) {
 
 // clientAction is what becomes of one client message.
 type clientAction struct {
-	drop    bool        // not forwarded
-	replace []byte      // forwarded as these bytes instead (no terminator)
-	slot    *answerSlot // the agent's answer takes the message's place
-	answer  *permission // gets the client's answer once the slot is placed
-	ans     Answer      // that answer
-	cancel  []byte      // session/cancel params: act once the message is queued
-	reply   []byte      // a message of permhost's own for the client
+	drop       bool        // not forwarded
+	replace    []byte      // forwarded as these bytes instead (no terminator)
+	slot       *answerSlot // the agent's answer takes the message's place
+	answer     *permission // gets the client's answer once the slot is placed
+	ans        Answer      // that answer
+	cancel     []byte      // session/cancel params: act once the message is queued
+	cancelCall []byte      // tool_call/cancel params: the same (toolcall_cancel.go)
+	reply      []byte      // a message of permhost's own for the client
 	// neither is a request whose client answer could be another's: it is
 	// answered cancelled, and its handler told so.
 	neither *permission
@@ -85,6 +86,9 @@ func (p *Proxy) afterClient(a clientAction) {
 	}
 	if a.cancel != nil {
 		p.cancelSession(a.cancel)
+	}
+	if a.cancelCall != nil {
+		p.cancelToolCall(a.cancelCall)
 	}
 }
 
@@ -205,6 +209,9 @@ func (p *Proxy) clientRequest(d decoded, body []byte) clientAction {
 	r.seq = p.seq
 	p.pending[idKey(r.id)] = r
 	p.mu.Unlock()
+	if d.method == MethodToolCallCancel {
+		a.cancelCall = bytes.Clone(d.params)
+	}
 	return a
 }
 

@@ -104,15 +104,29 @@ func TestV2EditorV2Agent(t *testing.T) {
 			if a, _ := ev["answer"].(string); !strings.Contains(a, "reject") && a != "cancel" || ev["ran"] != false {
 				t.Errorf("the agent's step %v", ev)
 			}
-			decided := false
+			// The editor never saw the request, yet it saw the agent's
+			// requires_action: what follows says it was decided (the
+			// decision on the tool call), then the agent's own state after
+			// the answer, so the editor is not left in requires_action
+			// (docs/acp-v2.md, "requires_action").
+			var states []string
 			for _, m := range r.client.received()[from : idle+1] {
-				if m.Method == "session/request_permission" {
+				p := string(m.Params)
+				switch {
+				case m.Method == "session/request_permission":
 					t.Errorf("the editor was asked: %s", m.Raw)
+				case strings.Contains(p, `"decidedBy":"protect-secrets"`):
+					states = append(states, "decided")
+				case strings.Contains(p, `"state_update"`):
+					var u struct {
+						Update struct{ State string } `json:"update"`
+					}
+					json.Unmarshal(m.Params, &u)
+					states = append(states, u.Update.State)
 				}
-				decided = decided || strings.Contains(string(m.Params), `"decidedBy":"protect-secrets"`)
 			}
-			if !decided {
-				t.Error("the editor was not told protect-secrets decided")
+			if got := strings.Join(states, " "); got != "running requires_action decided running idle" {
+				t.Errorf("the editor saw %q, want the decision between requires_action and the agent's next state", got)
 			}
 			r.finish()
 		})

@@ -378,7 +378,7 @@ func (g *governor) Update(u *acp.Update, c acp.Caller) {
 	case "current_mode_update", "config_option_update":
 		g.modeUpdate(u, c)
 	case "tool_call", "tool_call_update":
-		g.toolCallUpdate(u)
+		g.toolCallUpdate(u, c)
 	}
 }
 

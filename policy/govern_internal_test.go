@@ -47,6 +47,7 @@ type fakeCaller struct {
 
 	holds    []string
 	released chan struct{} // gets one value per release, when set
+	cancels  []string      // the sessions CancelSession was called for
 }
 
 func (c *fakeCaller) Agent(ctx context.Context, method string, params json.RawMessage) (acp.Answer, error) {
@@ -70,6 +71,13 @@ func (c *fakeCaller) Notify(method string, params json.RawMessage) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.notes = append(c.notes, string(params))
+	return nil
+}
+
+func (c *fakeCaller) CancelSession(sessionID string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cancels = append(c.cancels, sessionID)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
+	"github.com/permhost/permhost/internal/config"
 )
 
 // This file is the tool calls an agent runs without asking: in a governed
@@ -40,7 +41,7 @@ type unaskedState struct {
 // at any point ran unasked. (codex-acp sends its exec tool_call
 // in_progress before the request: running alone does not tell.) The
 // session's allowance for the call ends with it.
-func (g *governor) toolCallUpdate(u *acp.Update) {
+func (g *governor) toolCallUpdate(u *acp.Update, c acp.Caller) {
 	finished := u.Status == "completed" || u.Status == "failed"
 	g.mu.Lock()
 	gs := g.sessionLocked(u.SessionID)
@@ -84,7 +85,11 @@ func (g *governor) toolCallUpdate(u *acp.Update) {
 	}
 	g.mu.Unlock()
 	if report {
-		g.reportUnasked(u, warn)
+		cancel := g.e.cfg.Session.Unasked == config.UnaskedCancel
+		g.reportUnasked(u, warn, cancel)
+		if cancel && c != nil && g.dry == nil {
+			g.endTurnUnasked(u, c) // govern_unasked_cancel.go
+		}
 	}
 }
 
@@ -102,7 +107,7 @@ func (g *governor) changes(u *acp.Update) bool {
 	return err == nil && slices.Contains(unaskedFamilies, f.Action.Family)
 }
 
-func (g *governor) reportUnasked(u *acp.Update, warn bool) {
+func (g *governor) reportUnasked(u *acp.Update, warn, cancel bool) {
 	var tc struct {
 		Title    string          `json:"title"`
 		RawInput json.RawMessage `json:"rawInput"`
@@ -111,8 +116,11 @@ func (g *governor) reportUnasked(u *acp.Update, warn bool) {
 	e := g.e
 	mode := u.Session.Mode
 	if g.dry != nil {
-		g.dry(ReplayNote{Session: u.SessionID, ToolCallID: u.ToolCallID, Kind: u.ToolKind, Title: tc.Title, Type: NoteUnasked,
-			What: "ran with no permission request (" + u.Status + inMode(mode) + ")"})
+		what := "ran with no permission request (" + u.Status + inMode(mode) + ")"
+		if cancel {
+			what += "; [session] unasked = \"cancel\": permhost would end the turn"
+		}
+		g.dry(ReplayNote{Session: u.SessionID, ToolCallID: u.ToolCallID, Kind: u.ToolKind, Title: tc.Title, Type: NoteUnasked, What: what})
 		return
 	}
 	prof := e.agentProfile(u.Session.Agent)
@@ -122,6 +130,9 @@ func (g *governor) reportUnasked(u *acp.Update, warn bool) {
 			RawInputSHA256: CanonicalSHA256(nullIsAbsent(tc.RawInput))},
 		Options: []LogOption{}, Plugins: []LogPlugin{}, Outcome: "ran", DecidedBy: ByAgent, Unasked: true,
 		Reason: "the agent ran it with no permission request" + inMode(mode)}
+	if cancel {
+		entry.Reason += "; [session] unasked = \"cancel\": permhost ended the turn (session/cancel)"
+	}
 	e.writeLog(entry)
 	attrs := []any{"session", u.SessionID, "toolCall", u.ToolCallID, "kind", u.ToolKind, "title", clipTitle(tc.Title), "mode", mode}
 	if warn {

@@ -279,7 +279,7 @@ func (h proxyHandler) person(ctx context.Context, pr *acp.PermissionRequest, req
 		// Nothing one-time to offer (every option is durable): the
 		// fallback answers without a person.
 		a := builtin.Headless(req.Options)
-		d.entry.DecidedBy = ByBuiltin
+		d.entry.DecidedBy, d.entry.Reason = ByBuiltin, h.e.noOneTimeReason()
 		h.setAnswer(&d, req, a.OptionID, a.Cancelled)
 		return d
 	}

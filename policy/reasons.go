@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -40,6 +41,10 @@ func (e *Engine) steer(pr *acp.PermissionRequest, entry *LogEntry, personText st
 	switch by := entry.DecidedBy; {
 	case by == ByPerson && personText != "":
 		text = "The user rejected this tool call and said: " + cleanReason(personText)
+	case by == ByPerson && e.grantAbsent(entry):
+		// The person could only refuse: the agent's one allow would have
+		// allowed later calls too, which the setting keeps from everyone.
+		text = "The user's permission policy (permhost) rejected this tool call: " + e.noOneTimeReason()
 	case by == ByPerson || by == ByCancel || by == ByModes || by == ByAgent || strings.HasPrefix(by, ByAllowedCall):
 		// A person's bare reject says all it means to.
 		return nil
@@ -95,4 +100,33 @@ func cleanReason(s string) string {
 		n++
 	}
 	return b.String()
+}
+
+// noOneTimeReason is why the fallback refused a request whose every option
+// is durable: [session] allow_always keeps them from the plugins and the
+// person, so nothing could allow this call once. It is the reason told to
+// the model.
+func (e *Engine) noOneTimeReason() string {
+	return fmt.Sprintf("the agent offered only options that would also allow later calls, and [session] allow_always = %q lets nobody choose those, so this call could only be refused", e.cfg.Session.AllowAlways)
+}
+
+// grantAbsent reports whether a person was shown no allow at all because
+// every allow the agent offered hands later calls over and [session]
+// allow_always keeps those from the person.
+func (e *Engine) grantAbsent(entry *LogEntry) bool {
+	if !e.cfg.Session.OneTimeOnly() || entry.Person == nil {
+		return false
+	}
+	kinds := map[string]string{}
+	offered := false
+	for _, o := range entry.Options {
+		kinds[o.OptionID] = o.Kind
+		offered = offered || strings.HasPrefix(o.Kind, "allow")
+	}
+	for _, id := range entry.Person.Shown {
+		if strings.HasPrefix(kinds[id], "allow") {
+			return false
+		}
+	}
+	return offered
 }

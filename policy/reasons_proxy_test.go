@@ -242,3 +242,58 @@ func TestSteeringAfterTheFallbackAnswersTheEditor(t *testing.T) {
 		t.Fatalf("after the answer the agent got %s", got)
 	}
 }
+
+// TestSteeringAfterAGrantsAbsence: under allow_always = "off" a request
+// whose only allow is durable (claude's "Yes, and allow echo hi *
+// commands" with no one-time allow) reaches the person with the reject
+// alone; their bare reject is then a grant's absence, and the model is
+// told why, naming the setting, in v1 and in v2.
+func TestSteeringAfterAGrantsAbsence(t *testing.T) {
+	const sid = "2a178532-7f3e-4eef-ad46-ab41b93044de"
+	const options = `"options":[{"optionId":"allow-with-updates","name":"Yes, and allow echo hi * commands","kind":"allow_always"},{"optionId":"reject","name":"No","kind":"reject_once"}]`
+	const toolCall = `{"toolCallId":"toolu_fake_9","name":"Bash","rawInput":{"command":"echo hi > t.txt"},"title":"echo hi > t.txt","kind":"execute"}`
+	for _, tt := range []struct {
+		name, init, result, request string
+	}{
+		{"v1",
+			`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"clientInfo":{"name":"ed","version":"1"}}}`,
+			`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{},"agentInfo":{"name":"@agentclientprotocol/claude-agent-acp","version":"0.101.0"},"authMethods":[],"_meta":{"steering":{"supported":true}}}}`,
+			`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"` + sid + `","toolCall":` + toolCall + `,` + options + `}}`},
+		{"v2",
+			`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"ed","version":"1"},"capabilities":{}}}`,
+			`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2,"info":{"name":"@agentclientprotocol/codex-acp","version":"2.6.0"},"capabilities":{"session":{}},"authMethods":[],"_meta":{"steering":{"supported":true}}}}`,
+			`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"` + sid + `","title":"echo hi > t.txt","subject":{"type":"tool_call","toolCall":` + toolCall + `},` + options + `}}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := &config.Config{Strategy: config.StrategySequential,
+				Session: config.Session{Reasons: config.ReasonsSteer, AllowAlways: config.AllowAlwaysOff}}
+			s := newEngine(t, cfg, member("abstains", &plugin{d: abi.Decision{Outcome: abi.OutcomeAbstain}}))
+			editor, agent := startProxy(t, s.engine.Handler())
+			editor.send(t, tt.init)
+			agent.next(t)
+			agent.send(t, tt.result)
+			editor.next(t)
+
+			agent.send(t, tt.request)
+			for {
+				l := editor.next(t)
+				if !strings.Contains(l, `"session/request_permission"`) {
+					continue
+				}
+				if !strings.Contains(l, `"options":[{"optionId":"reject","name":"No","kind":"reject_once"}]`) {
+					t.Fatalf("the editor was shown %s", l)
+				}
+				break
+			}
+			editor.send(t, `{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"reject"}}}`)
+			if got := agent.next(t); got != `{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"reject"}}}` {
+				t.Fatalf("the agent's answer = %s", got)
+			}
+			got := agent.next(t)
+			if !strings.Contains(got, `"method":"_session/steering"`) || !strings.Contains(got, `"sessionId":"`+sid+`"`) ||
+				!strings.Contains(got, `[session] allow_always = \"off\" lets nobody choose those`) {
+				t.Fatalf("after the answer the agent got %s", got)
+			}
+		})
+	}
+}

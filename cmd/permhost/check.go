@@ -70,6 +70,14 @@ type checkReport struct {
 	Why        string `json:"why"`
 	// Govern is the configuration's [session] modes.
 	Govern string `json:"modesSetting"`
+	// SettingsDecide and AsksWith are set for an agent that decides by
+	// its own settings whatever mode it reports (profile.Settings): what
+	// they decide, and the exact setting that makes it ask. Governable
+	// then holds only as far as those settings make it ask.
+	SettingsDecide string `json:"settingsDecide,omitempty"`
+	AsksWith       string `json:"asksWith,omitempty"`
+	// Unasked is the configuration's [session] unasked.
+	Unasked string `json:"unaskedSetting,omitempty"`
 	// Steering is whether the agent advertises _session/steering: then a
 	// reject's reason can be told to its model ([session] reasons).
 	Steering bool `json:"steering"`
@@ -360,6 +368,10 @@ func (c *checkConn) check(ctx context.Context, cwd string, session config.Sessio
 		prof = prof.WithDeciding(session.DecidingWords)
 	}
 	rep.Profile = prof.Name
+	if prof.Settings != nil {
+		rep.SettingsDecide, rep.AsksWith = prof.Settings.Decides, prof.Settings.Asks
+	}
+	rep.Unasked = session.Unasked
 
 	res, err = c.call(ctx, acp.MethodSessionNew, map[string]any{"cwd": cwd, "mcpServers": []any{}})
 	if err != nil {
@@ -490,7 +502,20 @@ func printCheck(w io.Writer, r checkReport) {
 	if r.Governable {
 		verdict = "yes"
 	}
-	fmt.Fprintf(w, "governable: %s — %s\n", verdict, r.Why)
+	switch {
+	case r.Governable && r.AsksWith != "":
+		// The mode is not the whole story: the agent's own settings decide
+		// what it asks about at all.
+		fmt.Fprintf(w, "governable: only as the agent's own settings allow — %s; but %s\n", r.Why, r.SettingsDecide)
+		fmt.Fprintf(w, "the agent asks before every call only with: %s\n", r.AsksWith)
+		unasked := r.Unasked
+		if unasked == "" {
+			unasked = config.UnaskedWarn
+		}
+		fmt.Fprintf(w, "a call it runs unasked in a governed session: [session] unasked = %q (%s)\n", unasked, unaskedMeaning(unasked))
+	default:
+		fmt.Fprintf(w, "governable: %s — %s\n", verdict, r.Why)
+	}
 	if len(r.Plugins) > 0 {
 		fmt.Fprintf(w, "plugins (one request, %q, through each):\n", probeCommand)
 		for _, p := range r.Plugins {
@@ -527,4 +552,12 @@ func (r checkReport) shown() checkReport {
 	}
 	r.Modes = modes
 	return r
+}
+
+// unaskedMeaning says what a [session] unasked value does.
+func unaskedMeaning(v string) string {
+	if v == config.UnaskedCancel {
+		return "the first one ends the turn and the editor is told why"
+	}
+	return "logged and warned about; set \"cancel\" to end the turn"
 }

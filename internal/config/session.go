@@ -36,6 +36,16 @@ const (
 	ReasonsOff = "off"
 )
 
+// Values of [session] unasked.
+const (
+	// UnaskedWarn: a tool call that acts and runs with no permission
+	// request in a governed session is logged, and warned about once.
+	UnaskedWarn = "warn"
+	// UnaskedCancel: the first such call ends the turn (session/cancel
+	// to the agent) and the editor is told why.
+	UnaskedCancel = "cancel"
+)
+
 // Session is the [session] table: what permhost does about the decisions an
 // agent would otherwise make by itself. Load and Parse fill every field
 // with its default; in a Config built in code the empty strings mean
@@ -57,6 +67,8 @@ type Session struct {
 	// Reasons is ReasonsSteer or ReasonsOff; by default steer whenever a
 	// plugin or bundle is configured, else off.
 	Reasons string
+	// Unasked is UnaskedWarn (the default) or UnaskedCancel.
+	Unasked string
 	// Line is the line of [session]; 0 when the file has none.
 	Line int
 }
@@ -81,6 +93,7 @@ func (c *checker) session(k string, v any, s *Session) {
 		},
 		"fs":      func(k string, v any) { s.FS = c.enum(k, v, FSGovern, FSPass) },
 		"reasons": func(k string, v any) { s.Reasons = c.enum(k, v, ReasonsSteer, ReasonsOff) },
+		"unasked": func(k string, v any) { s.Unasked = c.enum(k, v, UnaskedWarn, UnaskedCancel) },
 		"deciding_words": func(k string, v any) {
 			list, ok := v.([]any)
 			if !ok {
@@ -119,6 +132,9 @@ func sessionDefaults(s *Session, policies bool) {
 	}
 	if s.AllowAlways == "" {
 		s.AllowAlways = AllowAlwaysPermhost
+	}
+	if s.Unasked == "" {
+		s.Unasked = UnaskedWarn
 	}
 	if s.Reasons == "" {
 		s.Reasons = ReasonsOff

@@ -17,16 +17,16 @@ func TestSessionDefaults(t *testing.T) {
 		toml string
 		want config.Session
 	}{
-		{"no plugins: pass, and permhost's own grants", "", config.Session{Modes: "pass", AllowAlways: "permhost", FS: "pass", Reasons: "off"}},
-		{"a plugin: govern, and reasons steer", plugin, config.Session{Modes: "govern", AllowAlways: "permhost", FS: "govern", Reasons: "steer"}},
-		{"each key given", "[session]\nmodes = \"pass\"\nallow_always = \"off\"\nfs = \"govern\"\nreasons = \"off\"\ndeciding_words = [\"auto\", \"trust\"]\n" + plugin,
-			config.Session{Modes: "pass", AllowAlways: "off", FS: "govern", Reasons: "off", DecidingWords: []string{"auto", "trust"}, Line: 1}},
+		{"no plugins: pass, and permhost's own grants", "", config.Session{Modes: "pass", AllowAlways: "permhost", FS: "pass", Reasons: "off", Unasked: "warn"}},
+		{"a plugin: govern, and reasons steer", plugin, config.Session{Modes: "govern", AllowAlways: "permhost", FS: "govern", Reasons: "steer", Unasked: "warn"}},
+		{"each key given", "[session]\nmodes = \"pass\"\nallow_always = \"off\"\nfs = \"govern\"\nreasons = \"off\"\nunasked = \"cancel\"\ndeciding_words = [\"auto\", \"trust\"]\n" + plugin,
+			config.Session{Modes: "pass", AllowAlways: "off", FS: "govern", Reasons: "off", Unasked: "cancel", DecidingWords: []string{"auto", "trust"}, Line: 1}},
 		{"agent's always, modes left to the default", "strategy = \"race\"\n\n[session]\nallow_always = \"agent\"\n" + plugin,
-			config.Session{Modes: "govern", AllowAlways: "agent", FS: "govern", Reasons: "steer", Line: 3}},
+			config.Session{Modes: "govern", AllowAlways: "agent", FS: "govern", Reasons: "steer", Unasked: "warn", Line: 3}},
 		{"an empty word list is kept empty, not the default", "[session]\ndeciding_words = []\n",
-			config.Session{Modes: "pass", AllowAlways: "permhost", FS: "pass", Reasons: "off", DecidingWords: []string{}, Line: 1}},
+			config.Session{Modes: "pass", AllowAlways: "permhost", FS: "pass", Reasons: "off", Unasked: "warn", DecidingWords: []string{}, Line: 1}},
 		{"reasons steer without a policy", "[session]\nreasons = \"steer\"\n",
-			config.Session{Modes: "pass", AllowAlways: "permhost", FS: "pass", Reasons: "steer", Line: 1}},
+			config.Session{Modes: "pass", AllowAlways: "permhost", FS: "pass", Reasons: "steer", Unasked: "warn", Line: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,6 +70,7 @@ func TestSessionMistakes(t *testing.T) {
 		{"bad allow_always", "[session]\nfs = \"pass\"\nallow_always = \"always\"\n", 3, "session.allow_always", `"always" is not one of permhost, agent, off`},
 		{"bad fs", "[session]\nfs = true\n", 2, "session.fs", "want a string, got a boolean"},
 		{"bad reasons", "[session]\nmodes = \"pass\"\nreasons = \"tell\"\n", 3, "session.reasons", `"tell" is not one of steer, off`},
+		{"bad unasked", "[session]\nmodes = \"pass\"\nunasked = \"kill\"\n", 3, "session.unasked", `"kill" is not one of warn, cancel`},
 		{"misspelt key", "[session]\nallow_allways = \"off\"\n", 2, "session.allow_allways", `did you mean "allow_always"?`},
 		{"not a table", "session = \"govern\"\n", 1, "session", "want a table, got a string"},
 		{"words not a list", "[session]\ndeciding_words = \"auto\"\n", 2, "session.deciding_words", "want an array of strings"},

@@ -109,9 +109,15 @@ func Describe(w io.Writer, p *Profile) {
 		if q.ToolCallIDPrefix != "" {
 			how = append(how, "toolCallId "+q.ToolCallIDPrefix+"…")
 		}
+		if q.OptionPrefix != "" {
+			how = append(how, "every option id "+q.OptionPrefix+"…")
+		}
 		fmt.Fprintf(w, "  question: %s (%s): passed to the person untouched\n", q.What, strings.Join(how, "; "))
 	}
 	fmt.Fprintln(w, "  questions of any agent: no kind that acts and options that are answers (q{n}_…, or not allow/reject kinds)")
+	if p.Settings != nil {
+		fmt.Fprintf(w, "  asks only as its own settings say: %s; it asks with %s\n", p.Settings.Decides, p.Settings.Asks)
+	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}

@@ -10,8 +10,10 @@
 // are for each tool family ([Fields] of [Source]s), the agent's own tool
 // name and the family each tool belongs to, which of its modes ask and
 // which decide by themselves ([Mode]), the mode to use so that it asks and
-// how to switch to it ([Switch]), and what each durable option really
-// grants ([Grant]). [Recognize] picks the profile from initialize's
+// how to switch to it ([Switch]), what each durable option really
+// grants ([Grant]), and, for an agent whose own configuration decides what
+// it asks whatever its mode, that configuration's setting that makes it
+// ask ([Settings]). [Recognize] picks the profile from initialize's
 // agentInfo; an agent no profile matches gets [Generic], which reads only
 // what ACP itself defines plus the common rawInput keys, and never treats a
 // title as a command.

@@ -49,6 +49,10 @@ type Profile struct {
 	// questions or consents, not tool calls (question.go); the generic
 	// shape is recognised for every profile.
 	Questions []Question
+	// Settings, when set, says that the agent decides by its own
+	// configuration whatever mode it reports: a session in an asking mode
+	// may still run calls unasked (settings.go).
+	Settings *Settings
 	// Notes are what a person should know about the agent, one line each.
 	Notes []string
 }
@@ -126,7 +130,7 @@ type MetaMatch struct {
 var DefaultDeciding = []string{"auto", "yolo", "bypass", "full-access", "accept"}
 
 // profiles are the known agents, most specific first.
-var profiles = []*Profile{claude, codex, gemini, qwen}
+var profiles = []*Profile{claude, codex, gemini, qwen, kimi, opencode, copilot, vibe, auggie, cline}
 
 // All returns the known profiles and then Generic, in a fixed order.
 func All() []*Profile { return append(slices.Clone(profiles), Generic) }

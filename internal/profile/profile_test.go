@@ -302,6 +302,35 @@ func TestRead(t *testing.T) {
 		{"a reader name never turns a command into a read", claude, toolCall("toolCallId", "t", "name", "Read", "kind", "execute", "rawInput", obj{"command": "cat x"}),
 			abi.Action{Family: "shell", Command: "cat x", Cwd: "/home/dev/project"}, "Read"},
 		{"no kind", Generic, toolCall("toolCallId", "t"), abi.Action{Family: "other"}, ""},
+		// kimi-cli 1.x: no kind, no rawInput; the arguments only as the
+		// JSON text of the tool call's content.
+		{"kimi-cli: command as JSON text in the content", kimi, toolCall("toolCallId", "turn/call_1", "title", "Shell: rm -rf build",
+			"content", []obj{{"type": "content", "content": obj{"type": "text", "text": `{"command": "rm -rf build && ls", "timeout": 60}`}}}),
+			abi.Action{Family: "shell", Command: "rm -rf build && ls", Cwd: "/home/dev/project"}, "Shell"},
+		// Its permission request replaces that content with its own text;
+		// a command holding backticks is read to the final one.
+		{"kimi-cli: command as text of the request's content", kimi, toolCall("toolCallId", "turn/call_1", "title", "Shell: echo",
+			"content", []obj{{"type": "content", "content": obj{"type": "text", "text": "Requesting approval to perform: Run command `echo `id` > x`"}}}),
+			abi.Action{Family: "shell", Command: "echo `id` > x", Cwd: "/home/dev/project"}, "Shell"},
+		{"kimi-cli: content JSON with a duplicate key is not read", kimi, toolCall("toolCallId", "turn/call_1",
+			"content", []obj{{"type": "content", "content": obj{"type": "text", "text": `{"command": "ls", "command": "rm -rf ~"}`}}}),
+			abi.Action{Family: "other"}, ""},
+		{"kimi-code 0.x Bash", kimi, toolCall("toolCallId", "3:call_1", "kind", "execute", "title", "Bash",
+			"rawInput", obj{"command": "npm test", "cwd": "sub"}),
+			abi.Action{Family: "shell", Command: "npm test", Cwd: "/home/dev/project/sub"}, ""},
+		// Mistral Vibe: rawInput is the arguments' JSON text.
+		{"vibe: rawInput as JSON text", vibe, toolCall("toolCallId", "c1", "kind", "execute", "title", "bash",
+			"rawInput", `{"command":"rm -rf build","timeout":null}`),
+			abi.Action{Family: "shell", Command: "rm -rf build", Cwd: "/home/dev/project"}, ""},
+		{"vibe: write_file path in rawInput JSON text", vibe, toolCall("toolCallId", "c2", "kind", "edit",
+			"rawInput", `{"path":"a.txt","content":"hi"}`),
+			abi.Action{Family: "edit", Paths: []string{"/home/dev/project/a.txt"}}, ""},
+		{"opencode bash", opencode, toolCall("toolCallId", "call_1", "kind", "execute", "title", "bash", "status", "pending",
+			"rawInput", obj{"command": "rm -rf build"}),
+			abi.Action{Family: "shell", Command: "rm -rf build", Cwd: "/home/dev/project"}, ""},
+		{"opencode edit", opencode, toolCall("toolCallId", "call_2", "kind", "edit", "title", "a.go",
+			"locations", []obj{{"path": "/home/dev/project/a.go"}}, "rawInput", obj{"filepath": "/home/dev/project/a.go", "diff": "…"}),
+			abi.Action{Family: "edit", Paths: []string{"/home/dev/project/a.go"}}, ""},
 		{"empty command", claude, toolCall("toolCallId", "t", "kind", "execute", "rawInput", obj{"command": "  "}),
 			abi.Action{Family: "shell"}, ""},
 	}

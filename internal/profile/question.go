@@ -27,11 +27,24 @@ type Question struct {
 	// OptionIDs holds when the request offers exactly these option ids, in
 	// any order.
 	OptionIDs []string
+	// OptionPrefix holds when every option id the request offers starts
+	// with it (an agent's numbered answers).
+	OptionPrefix string
 }
 
 func (q Question) matches(toolCallID, kind string, options []abi.Option) bool {
-	if q.ToolCallIDPrefix == "" && q.Kind == "" && len(q.OptionIDs) == 0 {
+	if q.ToolCallIDPrefix == "" && q.Kind == "" && len(q.OptionIDs) == 0 && q.OptionPrefix == "" {
 		return false
+	}
+	if q.OptionPrefix != "" {
+		if len(options) == 0 {
+			return false
+		}
+		for _, o := range options {
+			if !strings.HasPrefix(o.OptionID, q.OptionPrefix) {
+				return false
+			}
+		}
 	}
 	if q.ToolCallIDPrefix != "" && !strings.HasPrefix(toolCallID, q.ToolCallIDPrefix) {
 		return false

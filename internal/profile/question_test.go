@@ -35,6 +35,12 @@ func TestIsQuestion(t *testing.T) {
 		{"an answer kind of the agent's own", Generic, "t", "", opts("index", "_consent"), true},
 		{"one allow among answers", Generic, "t", "other", opts("q0_opt0", "allow_once", "allow", "allow_once"), false},
 		{"no options", Generic, "t", "other", nil, false},
+		// Kimi Code's plan review: plan_opt_{i} answers (allow_once), not
+		// the generic shape.
+		{"Kimi Code's plan review", kimi, "3:call_9", "", opts("plan_opt_0", "allow_once", "plan_opt_1", "allow_once", "plan_revise", "reject_once", "plan_reject_and_exit", "reject_once"), true},
+		{"plan_ options elsewhere are not Kimi's", Generic, "3:call_9", "", opts("plan_opt_0", "allow_once", "plan_revise", "reject_once"), false},
+		{"Kimi's plan prefix needs every option", kimi, "t", "", opts("plan_approve", "allow_once", "approve_once", "allow_once"), false},
+		{"Vibe's teleport push", vibe, "teleport", "execute", opts("teleport_push_and_continue", "allow_once", "teleport_cancel", "reject_once"), true},
 	} {
 		if got := tt.p.IsQuestion(tt.id, tt.kind, tt.opts); got != tt.want {
 			t.Errorf("%s: IsQuestion = %v, want %v", tt.name, got, tt.want)

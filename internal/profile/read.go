@@ -286,11 +286,30 @@ func (c *call) strings(s Source) []string {
 				continue
 			}
 			text, _ := jsontext.String(block["text"])
-			if _, rest, ok := strings.Cut(text, s.Prefix); ok {
+			_, rest, ok := strings.Cut(text, s.Prefix)
+			switch {
+			case !ok:
+			case s.ToEnd:
+				if v, ok := strings.CutSuffix(rest, s.Suffix); ok {
+					out = append(out, v)
+				}
+			default:
 				if v, _, ok := strings.Cut(rest, s.Suffix); ok {
 					out = append(out, v)
 				}
 			}
+		}
+		return out
+	case FromRawInputJSON:
+		return stringsOf(c.inputJSON()[s.Key])
+	case FromTitleBefore:
+		if name, _, ok := strings.Cut(c.title, s.Key); ok && name != "" {
+			return []string{name}
+		}
+	case FromContentJSON:
+		var out []string
+		for _, obj := range c.contentJSON() {
+			out = append(out, stringsOf(obj[s.Key])...)
 		}
 		return out
 	case FromLocations:
@@ -348,30 +367,95 @@ func (c *call) strings(s Source) []string {
 // empty, or a non-empty array of strings.
 func (c *call) command(s Source) json.RawMessage {
 	switch s.From {
-	case FromRawInput:
-		b := c.input[s.Key]
-		if str, err := jsontext.String(b); err == nil {
-			if strings.TrimSpace(str) == "" {
-				return nil
+	case FromRawInputJSON:
+		return commandValue(c.inputJSON()[s.Key])
+	case FromContentJSON:
+		for _, obj := range c.contentJSON() {
+			if v := commandValue(obj[s.Key]); v != nil {
+				return v
 			}
-			return json.RawMessage(jsontext.Quote(str))
 		}
-		var argv []string
-		if json.Unmarshal(b, &argv) == nil && len(argv) > 0 {
-			out, _ := json.Marshal(argv)
-			return out
+	case FromContentText:
+		for _, v := range c.strings(s) {
+			if strings.TrimSpace(v) != "" {
+				return json.RawMessage(jsontext.Quote(v))
+			}
 		}
-		if len(b) > 0 && !jsontext.IsNull(b) {
-			// Something else: still a command, which the analysis will
-			// report it cannot read.
-			return json.RawMessage(b)
-		}
+	case FromRawInput:
+		return commandValue(c.input[s.Key])
 	case FromTitle:
 		if strings.TrimSpace(c.title) != "" {
 			return json.RawMessage(jsontext.Quote(c.title))
 		}
 	}
 	return nil
+}
+
+// commandValue reads a command from a member's value: a JSON string that
+// is not empty, or a non-empty array of strings.
+func commandValue(b []byte) json.RawMessage {
+	if str, err := jsontext.String(b); err == nil {
+		if strings.TrimSpace(str) == "" {
+			return nil
+		}
+		return json.RawMessage(jsontext.Quote(str))
+	}
+	var argv []string
+	if json.Unmarshal(b, &argv) == nil && len(argv) > 0 {
+		out, _ := json.Marshal(argv)
+		return out
+	}
+	if len(b) > 0 && !jsontext.IsNull(b) {
+		// Something else: still a command, which the analysis will
+		// report it cannot read.
+		return json.RawMessage(b)
+	}
+	return nil
+}
+
+// inputJSON returns the members of the JSON object a rawInput string
+// holds, read strictly (nil when it holds none).
+func (c *call) inputJSON() map[string][]byte {
+	s, err := jsontext.String(c.members["rawInput"])
+	if err != nil {
+		return nil
+	}
+	return strictObject([]byte(s))
+}
+
+// contentJSON returns the JSON objects the text content blocks hold, each
+// read strictly; a block that holds anything else is skipped.
+func (c *call) contentJSON() []map[string][]byte {
+	var out []map[string][]byte
+	for _, it := range c.items() {
+		if t, _ := jsontext.String(it["type"]); t != "content" {
+			continue
+		}
+		block := object(it["content"])
+		if t, _ := jsontext.String(block["type"]); t != "text" {
+			continue
+		}
+		text, _ := jsontext.String(block["text"])
+		if obj := strictObject([]byte(text)); obj != nil {
+			out = append(out, obj)
+		}
+	}
+	return out
+}
+
+// strictObject reads b as one strict JSON object (no duplicate key in any
+// case at any depth: text the agent wrote could be read two ways); nil
+// otherwise.
+func strictObject(b []byte) map[string][]byte {
+	ms, err := jsontext.Object(b)
+	if err != nil {
+		return nil
+	}
+	out := make(map[string][]byte, len(ms))
+	for _, m := range ms {
+		out[m.Key] = m.Value
+	}
+	return out
 }
 
 // idToolName returns the tool name a Gemini-style id starts with:

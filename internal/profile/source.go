@@ -35,6 +35,15 @@ const (
 	// FromIDPrefix is the toolCallId up to the separator Key (Gemini CLI's
 	// "run_shell_command__run_shell_command_1796111364791_0").
 	FromIDPrefix
+	// FromRawInputJSON is member Key of the JSON object a rawInput string
+	// holds (Mistral Vibe sends rawInput as the arguments' JSON text).
+	FromRawInputJSON
+	// FromContentJSON is member Key of the JSON object a text content
+	// block holds (kimi-cli shows a tool call's arguments only so).
+	FromContentJSON
+	// FromTitleBefore is the title up to the separator Key (kimi-cli's
+	// "Shell: rm -rf build" names its tool so).
+	FromTitleBefore
 )
 
 // Source is one place a fact may be found.
@@ -45,6 +54,9 @@ type Source struct {
 	Key string
 	// Prefix and Suffix delimit a value inside text (FromContentText).
 	Prefix, Suffix string
+	// ToEnd makes the value run from Prefix to the text's end, which must
+	// be Suffix: a command quoted in backticks may hold backticks itself.
+	ToEnd bool
 }
 
 func rawInput(key string) Source   { return Source{From: FromRawInput, Key: key} }
@@ -58,6 +70,14 @@ func field(key string) Source      { return Source{From: FromField, Key: key} }
 func idPrefix(sep string) Source   { return Source{From: FromIDPrefix, Key: sep} }
 func between(p, s string) Source   { return Source{From: FromContentText, Prefix: p, Suffix: s} }
 func sources(s ...Source) []Source { return s }
+func rawInputJSON(key string) Source {
+	return Source{From: FromRawInputJSON, Key: key}
+}
+func contentJSON(key string) Source { return Source{From: FromContentJSON, Key: key} }
+func titleBefore(sep string) Source { return Source{From: FromTitleBefore, Key: sep} }
+func betweenToEnd(p, s string) Source {
+	return Source{From: FromContentText, Prefix: p, Suffix: s, ToEnd: true}
+}
 
 // String says where the source reads, as docs/agents.md writes it.
 func (s Source) String() string {
@@ -69,7 +89,16 @@ func (s Source) String() string {
 	case FromTitleURLs:
 		return "URLs in the title"
 	case FromContentText:
+		if s.ToEnd {
+			return "content text after " + strconv.Quote(s.Prefix) + " to a final " + strconv.Quote(s.Suffix)
+		}
 		return "content text between " + strconv.Quote(s.Prefix) + " and " + strconv.Quote(s.Suffix)
+	case FromRawInputJSON:
+		return "rawInput (JSON text)." + s.Key
+	case FromTitleBefore:
+		return "title before " + strconv.Quote(s.Key)
+	case FromContentJSON:
+		return "content text (JSON)." + s.Key
 	case FromLocations:
 		return "locations"
 	case FromDiffs:

@@ -123,6 +123,19 @@ var defs = map[string]def{
 		start: "auto", config: true,
 		decides: map[string]string{"auto-edit": "edits", "auto": "all", "yolo": "all"},
 	},
+	// kimi is Kimi Code CLI 0.38 as its source (MoonshotAI/kimi-code
+	// packages/acp-adapter) answers: a mode config option that always
+	// reads "default", whatever default_permission_mode makes the session
+	// do. It never asks here: its steps run unasked, as under
+	// default_permission_mode = "yolo".
+	"kimi": {
+		initialize: `{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"promptCapabilities":{"image":true,"audio":false,"embeddedContext":true},"mcpCapabilities":{"http":true,"sse":true},"sessionCapabilities":{"list":{}}},"agentInfo":{"name":"Kimi Code CLI","version":"0.38.0"},"authMethods":[]}`,
+		sessionID:  "kimi-session-1",
+		modes: []mode{{"default", "Default", "Manual approvals; tools execute normally."}, {"plan", "Plan", "Read-only planning; no tool execution."},
+			{"auto", "Auto", "Fully autonomous — agent decides everything without asking."}, {"yolo", "YOLO", "Auto-approve tool actions, but the agent may still ask questions."}},
+		start: "default", config: true,
+		decides: map[string]string{"default": "all", "auto": "all", "yolo": "all"},
+	},
 	"deciding": {
 		initialize: `{"protocolVersion":1,"agentInfo":{"name":"deciding-agent","version":"1.0.0"},"agentCapabilities":{}}`,
 		sessionID:  "deciding-1",
