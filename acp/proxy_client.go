@@ -77,7 +77,7 @@ func (p *Proxy) afterClient(a clientAction) {
 		a.answer.answers <- a.ans
 	}
 	if pp := a.neither; pp != nil {
-		p.finishWith(pp, pp.cancelled(), true)
+		p.finishWith(pp, pp.cancelled(), true, nil, nil)
 		pp.answers <- Answer{Error: &RPCError{Code: CodeRequestCancelled, Message: "permhost: the answer could be another request's"}}
 	}
 	if a.reply != nil {
@@ -410,7 +410,7 @@ func (p *Proxy) cancelSession(params []byte) {
 	p.mu.Unlock()
 	for _, pp := range now {
 		p.log.Debug("session/cancel: answering a held request cancelled", "id", pp.key, "method", pp.method())
-		p.finishWith(pp, pp.cancelled(), true)
+		p.finishWith(pp, pp.cancelled(), true, nil, nil)
 	}
 }
 

@@ -52,9 +52,9 @@ type permission struct {
 	// slot is the answer's place among the client's lines to the agent,
 	// reserved when the client answered.
 	slot *answerSlot
-	// then is the handler's follow-up (Response.FollowUp), sent after the
-	// answer when the answer is the handler's.
-	then *OwnRequest
+	// sent is the answer queued for the agent once done: what Deliver
+	// returns; nil when none was (the agent went away).
+	sent []byte
 }
 
 // maxAnsweredIDs bounds the record of answered permission requests whose
@@ -244,12 +244,11 @@ func (p *Proxy) handle(pp *permission) {
 	}
 	resp, err := p.callHandler(pp)
 	o := p.checkedResponse(pp, resp, err)
-	if err == nil && resp.FollowUp != nil && o.raw == nil && o.err == nil && o.reply.Selects() {
-		p.mu.Lock()
-		pp.then = resp.FollowUp
-		p.mu.Unlock()
+	var then *OwnRequest
+	if err == nil && o.raw == nil && o.err == nil && o.reply.Selects() {
+		then = resp.FollowUp
 	}
-	p.finish(pp, o)
+	p.finishWith(pp, o, false, then, nil)
 }
 
 func (p *Proxy) callGovernor(pp *permission) (r Reply, err error) {
@@ -372,15 +371,24 @@ func (p *Proxy) checkedResponse(pp *permission, resp Response, herr error) outco
 // answer not tied to a slot goes ahead of the client's lines waiting
 // behind one, but not ahead of the answer to an earlier request under the
 // same id.
-func (p *Proxy) finish(pp *permission, o outcome) { p.finishWith(pp, o, false) }
+func (p *Proxy) finish(pp *permission, o outcome) { p.finishWith(pp, o, false, nil, nil) }
 
 // finishWith is finish, with inOrder for an answer not tied to a slot that
 // the client's latest line caused (its session/cancel): it then reaches
-// the agent after that line.
-func (p *Proxy) finishWith(pp *permission, o outcome, inOrder bool) {
+// the agent after that line; then is the handler's follow-up. Marking the
+// request done and reserving its answer's place are one step under p.mu:
+// whoever finishes first is what the agent gets. record, if not nil, is
+// called with the line the agent gets (nil: none, the agent went away)
+// before the agent can read it, or, when the request was finished before,
+// with the line it got then.
+func (p *Proxy) finishWith(pp *permission, o outcome, inOrder bool, then *OwnRequest, record func(sent []byte)) {
 	p.mu.Lock()
 	if pp.done {
+		sent := pp.sent
 		p.mu.Unlock()
+		if record != nil {
+			record(sent)
+		}
 		return
 	}
 	pp.done = true
@@ -388,7 +396,6 @@ func (p *Proxy) finishWith(pp *permission, o outcome, inOrder bool) {
 		delete(p.perms, pp.key)
 		p.answered.add(pp.key)
 	}
-	then := pp.then
 	if pp.sessionCancelled && o.raw == nil && o.err == nil && o.reply.Selects() {
 		p.log.Debug("relaying an answer given after session/cancel as cancelled", "id", pp.key)
 		o, then = cancelledOutcome(), nil
@@ -398,24 +405,42 @@ func (p *Proxy) finishWith(pp *permission, o outcome, inOrder bool) {
 	line := o.encode(pp.req.ID)
 	if slot == nil {
 		// Queued under p.mu, in a slot of its own: a later request under
-		// the id, registered once this lock is released, follows it.
-		if inOrder {
-			slot, _ = p.toAgent.answerInOrder(line)
-		} else {
-			slot, _ = p.toAgent.answerAfter(line, pp.prev)
+		// the id, registered once this lock is released, follows it. A
+		// line to record first goes in empty.
+		var err error
+		switch {
+		case inOrder:
+			slot, err = p.toAgent.answerInOrder(line)
+			line = nil
+		case record != nil:
+			slot, err = p.toAgent.answerAfter(nil, pp.prev)
+		default:
+			slot, err = p.toAgent.answerAfter(line, pp.prev)
+			line = nil
 		}
-		line = nil
-	}
-	if slot != nil && !pp.superseded {
-		if len(p.answerSlots) >= maxAnsweredIDs {
-			clear(p.answerSlots) // long written, surely
+		if err != nil {
+			line = nil
 		}
-		p.answerSlots[pp.key] = slot
 	}
+	if slot != nil {
+		pp.sent = o.encode(pp.req.ID)
+		if !pp.superseded {
+			if len(p.answerSlots) >= maxAnsweredIDs {
+				clear(p.answerSlots) // long written, surely
+			}
+			p.answerSlots[pp.key] = slot
+		}
+	}
+	sent := pp.sent
 	p.mu.Unlock()
-	if line != nil && slot != nil {
-		slot.fill(line)
-	}
+	func() {
+		if line != nil {
+			defer slot.fill(line)
+		}
+		if record != nil {
+			record(sent)
+		}
+	}()
 	if thenLine != nil {
 		// Queued behind the answer's slot: the agent reads the answer
 		// first.
@@ -441,6 +466,10 @@ func (p *Proxy) followUpLocked(r *OwnRequest) []byte {
 	p.log.Debug("sending the agent a follow-up of permhost's own", "method", r.Method, "id", string(id))
 	return requestLine(id, r.Method, b)
 }
+
+// errDeliverGoverned: Deliver is for permission requests; a Governor's
+// reply to a request it took over is its AgentRequest's return value.
+var errDeliverGoverned = errors.New("acp: Deliver on a request a Governor took over")
 
 // permClient is the Client of one permission request.
 type permClient struct {
@@ -514,6 +543,29 @@ func (c *permClient) Ask(ctx context.Context, params json.RawMessage) (Answer, e
 		p.finish(pp, pp.cancelled())
 	}
 	return Answer{}, ctx.Err()
+}
+
+func (c *permClient) Deliver(r Response, record func(sent []byte)) error {
+	p, pp := c.p, c.pp
+	if pp.areq != nil {
+		return errDeliverGoverned
+	}
+	o := p.checkedResponse(pp, r, nil)
+	var then *OwnRequest
+	if o.raw == nil && o.err == nil && o.reply.Selects() {
+		then = r.FollowUp
+	}
+	var sent []byte
+	p.finishWith(pp, o, false, then, func(line []byte) {
+		sent = line
+		if record != nil {
+			record(bytes.Clone(line))
+		}
+	})
+	if sent == nil {
+		return ErrAnswered
+	}
+	return nil
 }
 
 func (c *permClient) Notify(method string, params json.RawMessage) error {
