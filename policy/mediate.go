@@ -11,6 +11,7 @@ import (
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/internal/answer"
 	"github.com/permhost/permhost/internal/jsontext"
+	"github.com/permhost/permhost/internal/profile"
 )
 
 // This file is where a permission decision meets the agent: the editor's
@@ -251,4 +252,82 @@ func (f fsDelivery) refuse(entry LogEntry) (acp.Reply, error) {
 	}
 	f.e.log.Info("refused the agent's "+f.r.Method, "decisionId", entry.DecisionID, "what", f.call.what(), "decidedBy", who, "reason", entry.Reason)
 	return acp.Reply{Error: refusal(msg + " ([session] fs = \"govern\")")}, nil
+}
+
+// The mode actions of [session] modes = "govern" end here too: what the
+// peer gets (the session's start result showing the mode it is in, the
+// update that tells the editor where the agent was switched back to, the
+// error a refused switch or session is answered with) is encoded first,
+// and the decision log entry's outcome, mode and refusal are read back
+// from those bytes.
+
+// deliverModeRefusal logs a mode action that refuses (the editor's
+// switch into a deciding mode, a session permhost cannot govern, one the
+// agent switched out of governance) from the error the editor gets, and
+// returns that error.
+func (g *governor) deliverModeRefusal(entry LogEntry, refuse *acp.RPCError) *acp.RPCError {
+	line := answer.EncodeError([]byte(`0`), answer.RPCError{Code: int64(refuse.Code), Message: refuse.Message})
+	r, err := answer.DecodeResponse(line)
+	if err != nil || r.Error == nil {
+		// permhost's own encoding always reads back; fail closed anyway.
+		r.Error = &answer.RPCError{Code: acp.CodePolicyRefused, Message: "permhost: internal error encoding a refusal"}
+	}
+	sent := &acp.RPCError{Code: int(r.Error.Code), Message: r.Error.Message}
+	entry.Outcome = "refused"
+	if entry.Mode.Action == ModeReverse {
+		entry.Outcome = "failed" // the session is refused from now on
+	}
+	entry.Mode.Refusal = sent.Message
+	g.note(entry, ReplayNote{})
+	return sent
+}
+
+// deliverSwitch logs the switch of a session started in a deciding mode
+// from result, the session's start result the editor gets, and returns
+// it: the mode logged as switched to is the one the editor is shown.
+func (g *governor) deliverSwitch(entry LogEntry, result json.RawMessage) json.RawMessage {
+	m, err := profile.ReadSessionModes(result)
+	if err != nil {
+		m.Current = "" // never: permhost rewrote a result it read
+	}
+	entry.Outcome, entry.Mode.To = "switched", m.Current
+	g.note(entry, ReplayNote{})
+	return result
+}
+
+// deliverReverse logs the agent's switch back to an asking mode and then
+// tells the editor, which saw the agent's own update, where the session
+// is now, in each form the session uses: the mode logged as switched back
+// to is the one the updates name.
+func (g *governor) deliverReverse(entry LogEntry, c acp.Caller, sid, target string, setMode bool, options json.RawMessage) {
+	var updates []json.RawMessage
+	if setMode || options == nil {
+		updates = append(updates, joinObject([]member{{"sessionId", marshal(sid)},
+			{"update", joinObject([]member{{"sessionUpdate", json.RawMessage(`"current_mode_update"`)}, {"currentModeId", marshal(target)}})}}))
+	}
+	if options != nil {
+		updates = append(updates, joinObject([]member{{"sessionId", marshal(sid)},
+			{"update", joinObject([]member{{"sessionUpdate", json.RawMessage(`"config_option_update"`)}, {"configOptions", options}})}}))
+	}
+	entry.Outcome, entry.Mode.To = "reversed", ""
+	for _, u := range updates {
+		f, err := jsontext.Lookup(u, "update")
+		if err != nil {
+			continue
+		}
+		if k, err := jsontext.Lookup(f["update"], "currentModeId", "configOptions"); err == nil {
+			if id, err := jsontext.String(k["currentModeId"]); err == nil && id != "" {
+				entry.Mode.To = id
+			} else if m, err := profile.ReadSessionModes(marshalConfigOptions(k["configOptions"])); err == nil && m.Current != "" {
+				entry.Mode.To = m.Current
+			}
+		}
+		if entry.Mode.To != "" {
+			break
+		}
+	}
+	g.note(entry, ReplayNote{})
+	for _, u := range updates {
+		_ = c.Notify(acp.MethodSessionUpdate, u)
+	}
 }
