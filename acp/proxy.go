@@ -219,8 +219,10 @@ func (p *Proxy) agentEnded(desc string) {
 	p.pending = map[string]clientRequest{}
 	var perms []*permission
 	for _, pp := range p.perms {
-		pp.done = true
 		perms = append(perms, pp)
+	}
+	for _, pp := range perms {
+		p.doneLocked(pp) // the agent gets no answer: pp.sent stays nil
 	}
 	p.mu.Unlock()
 	sort.Slice(pending, func(i, j int) bool { return pending[i].seq < pending[j].seq })

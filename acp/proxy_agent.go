@@ -285,7 +285,7 @@ func (p *Proxy) agentCancelRequest(params []byte) bool {
 	}
 	p.mu.Lock()
 	pp := p.perms[idKey(f["requestId"])]
-	held := pp != nil && !pp.done && pp.state == stateHeld
+	held := pp != nil && pp.idle()
 	p.mu.Unlock()
 	if !held {
 		return false

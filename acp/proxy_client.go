@@ -311,13 +311,15 @@ func (p *Proxy) clientResponse(d decoded, body []byte) clientAction {
 		// and withdrawal of an intercepted one is), and the id stays in
 		// use until that answer comes, so that the client is never shown
 		// another request under it meanwhile.
-		pp.state = stateAnswered
+		pp.moveLocked(stateAnswered)
+		pp.read = true
 		p.withdrawn.add(key)
 		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(pp.req.ID)))
 		p.log.Warn("the client's answer under a reused id could belong to either request; the agent gets cancelled for both", "id", key, "method", pp.method())
 		return clientAction{drop: true, neither: pp}
 	case pp != nil && pp.state == stateAsked:
-		pp.state = stateAnswered
+		pp.moveLocked(stateAnswered)
+		pp.read = true
 		a := Answer{Line: bytes.Clone(body)}
 		if d.result != nil && !jsontext.IsNull(d.result) {
 			a.Result = bytes.Clone(d.result)
@@ -398,7 +400,7 @@ func (p *Proxy) cancelSession(params []byte) {
 	for _, pp := range p.perms {
 		// A request the client answered before cancelling keeps that
 		// answer: its slot, ahead of the cancel, is the handler's to fill.
-		if pp.req.SessionID != sessionID || pp.done || pp.slot != nil {
+		if pp.req.SessionID != sessionID || pp.state == stateDone || pp.slot != nil {
 			continue
 		}
 		if pp.state == stateAsked {

@@ -15,14 +15,6 @@ import (
 // handlers, the Client a handler talks to the editor through, and the one
 // place an answer for the agent is checked and encoded.
 
-type permState int
-
-const (
-	stateHeld     permState = iota // with the handler, not forwarded to the client (or withdrawn)
-	stateAsked                     // forwarded to the client, awaiting its answer
-	stateAnswered                  // the client answered; the handler is relaying it
-)
-
 // permission is one intercepted request until the agent has its answer: a
 // permission request, or (areq set) another request a Governor took over.
 type permission struct {
@@ -33,9 +25,10 @@ type permission struct {
 	cancel context.CancelFunc
 
 	// Guarded by Proxy.mu.
-	state            permState
-	asked            bool
-	done             bool
+	state permState // mediation.go: moved by moveLocked only
+	// asked: Ask was called (it may be called once); read: the client's
+	// answer was read (the request reached stateAnswered).
+	asked, read      bool
 	sessionCancelled bool
 	// ambiguous: the agent reused the id of a request the client was shown
 	// and may still answer; any client answer under the id could be that
@@ -156,9 +149,9 @@ func (p *Proxy) register(req *PermissionRequest, areq *AgentRequest, what string
 	pp := &permission{req: req, areq: areq, key: idKey(req.ID), ctx: ctx, cancel: cancel, answers: make(chan Answer, 1)}
 	p.mu.Lock()
 	old := p.perms[pp.key]
-	withdraw := old != nil && old.state == stateAsked
+	withdraw := old != nil && old.state == stateAsked && old.moveLocked(stateWithdrawn)
 	if withdraw {
-		old.state = stateHeld // its late answer is the ambiguous one
+		// Its late answer is the ambiguous one.
 		p.withdrawn.add(pp.key)
 		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(req.ID)))
 	}
@@ -383,18 +376,13 @@ func (p *Proxy) finish(pp *permission, o outcome) { p.finishWith(pp, o, false, n
 // with the line it got then.
 func (p *Proxy) finishWith(pp *permission, o outcome, inOrder bool, then *OwnRequest, record func(sent []byte)) {
 	p.mu.Lock()
-	if pp.done {
+	if !p.doneLocked(pp) {
 		sent := pp.sent
 		p.mu.Unlock()
 		if record != nil {
 			record(sent)
 		}
 		return
-	}
-	pp.done = true
-	if p.perms[pp.key] == pp {
-		delete(p.perms, pp.key)
-		p.answered.add(pp.key)
 	}
 	if pp.sessionCancelled && o.raw == nil && o.err == nil && o.reply.Selects() {
 		p.log.Debug("relaying an answer given after session/cancel as cancelled", "id", pp.key)
@@ -449,6 +437,25 @@ func (p *Proxy) finishWith(pp *permission, o outcome, inOrder bool, then *OwnReq
 	pp.cancel()
 }
 
+// doneLocked moves pp to stateDone (false: it was done already) and
+// releases its id: a request the client was still asked is withdrawn, its
+// late answer dropped; p.mu is held.
+func (p *Proxy) doneLocked(pp *permission) bool {
+	asked := pp.state == stateAsked
+	if !pp.moveLocked(stateDone) {
+		return false
+	}
+	if p.perms[pp.key] == pp {
+		delete(p.perms, pp.key)
+		p.answered.add(pp.key)
+	}
+	if asked {
+		p.withdrawn.add(pp.key)
+		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(pp.req.ID)))
+	}
+	return true
+}
+
 // followUpLocked returns the line of a follow-up request of permhost's own
 // (nil for none), under an id of permhost's whose answer is dropped
 // quietly, as a given-up request's is: nothing waits for it; p.mu is held.
@@ -492,7 +499,7 @@ func (c *permClient) Ask(ctx context.Context, params json.RawMessage) (Answer, e
 	case pp.asked:
 		p.mu.Unlock()
 		return Answer{}, ErrAlreadyAsked
-	case pp.done:
+	case pp.state == stateDone:
 		p.mu.Unlock()
 		return Answer{}, ErrAnswered
 	case pp.superseded:
@@ -504,12 +511,16 @@ func (c *permClient) Ask(ctx context.Context, params json.RawMessage) (Answer, e
 		p.mu.Unlock()
 		return Answer{}, ctx.Err()
 	}
-	pp.asked, pp.state = true, stateAsked
+	pp.asked = true
+	if !pp.moveLocked(stateAsked) {
+		p.mu.Unlock()
+		return Answer{}, ErrAnswered
+	}
 	// Queued under p.mu, as register's and the withdrawal's
 	// $/cancel_request are: the client never gets the request after its
 	// withdrawal.
 	if err := p.toClient.messageInOrder(body); err != nil {
-		pp.state = stateHeld
+		pp.moveLocked(stateWithdrawn) // never shown: nothing to withdraw
 		p.mu.Unlock()
 		return Answer{}, err
 	}
@@ -520,12 +531,12 @@ func (c *permClient) Ask(ctx context.Context, params json.RawMessage) (Answer, e
 	case <-ctx.Done():
 	}
 	p.mu.Lock()
-	if pp.state == stateAsked {
-		pp.state = stateHeld // its late answer is dropped
+	if pp.state == stateAsked && pp.moveLocked(stateWithdrawn) {
+		// Its late answer is dropped.
 		p.withdrawn.add(pp.key)
 		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(pp.req.ID)))
 	}
-	received := pp.state == stateAnswered
+	received := pp.read
 	p.mu.Unlock()
 	if received {
 		// The client's answer was read before the withdrawal could take:
