@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/permhost/permhost/internal/answer"
 	"github.com/permhost/permhost/internal/jsontext"
 )
 
-// This file is the permission requests the proxy intercepts: their
-// handlers, the Client a handler talks to the editor through, and the one
-// place an answer for the agent is checked and encoded.
+// This file is the requests the proxy intercepts: how they are taken
+// (register: an id the agent reuses), their handlers, and the Client a
+// handler talks to the editor through. Their states, and the one place an
+// answer for the agent is checked and encoded, are mediation.go's.
 
 // permission is one intercepted request until the agent has its answer: a
 // permission request, or (areq set) another request a Governor took over.
@@ -253,40 +253,6 @@ func (p *Proxy) callGovernor(pp *permission) (r Reply, err error) {
 	return p.gov.AgentRequest(pp.ctx, pp.areq, &permClient{p: p, pp: pp}, caller{p})
 }
 
-// checkedReply returns what the agent gets for a Governor's reply: the
-// client's own response when it answers this request, a strict result
-// compacted, or an error; anything else is an internal error, and a reply
-// cut short by cancellation is CodeRequestCancelled.
-func (p *Proxy) checkedReply(pp *permission, r Reply, herr error) outcome {
-	id := pp.req.ID
-	fail := func(why string) outcome {
-		p.log.Warn("answering the agent's request with an error: "+why, "id", pp.key, "method", pp.areq.Method)
-		return outcome{raw: errorLine(id, CodeInternalError, "permhost: "+why)}
-	}
-	switch {
-	case herr != nil:
-		if pp.ctx.Err() != nil {
-			return pp.cancelled()
-		}
-		return fail(herr.Error())
-	case r.Line != nil:
-		line := bytes.TrimSpace(r.Line)
-		d := decode(line)
-		if d.kind != kindResponse || idKey(d.id) != pp.key {
-			return fail("the answer is not a response to this request")
-		}
-		return outcome{raw: bytes.Clone(line)}
-	case r.Result != nil:
-		if err := jsontext.Check(r.Result); err != nil {
-			return fail("the result is not strict JSON: " + err.Error())
-		}
-		return outcome{raw: responseLine(id, jsontext.AppendCompact(nil, r.Result))}
-	case r.Error != nil:
-		return outcome{raw: errorLine(id, r.Error.Code, r.Error.Message)}
-	}
-	return fail("no answer")
-}
-
 func (p *Proxy) callHandler(pp *permission) (resp Response, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -294,166 +260,6 @@ func (p *Proxy) callHandler(pp *permission) (resp Response, err error) {
 		}
 	}()
 	return p.handler.RequestPermission(pp.ctx, pp.req, &permClient{p: p, pp: pp})
-}
-
-// outcome is what the agent is answered: a checked reply, or a refusal by
-// JSON-RPC error.
-type outcome struct {
-	reply answer.Reply
-	err   *answer.RPCError
-	raw   []byte // a whole response of its own (a governed request's)
-}
-
-func cancelledOutcome() outcome { return outcome{reply: answer.Cancelled()} }
-
-// encode is the agent's response to the request with id: re-encoded from
-// what was checked, with the agent's own id bytes.
-func (o outcome) encode(id []byte) []byte {
-	if o.raw != nil {
-		return o.raw
-	}
-	if o.err != nil {
-		return answer.EncodeError(id, *o.err)
-	}
-	return answer.Encode(id, o.reply)
-}
-
-// checkedResponse returns what the agent gets for a handler's result: the
-// handler's answer if it reads strictly as an answer to this request
-// selecting an offered option (or cancelling, or refusing with an error),
-// else the cancelled outcome.
-func (p *Proxy) checkedResponse(pp *permission, resp Response, herr error) outcome {
-	fail := func(why string, args ...any) outcome {
-		p.log.Warn("permission request answered cancelled: "+why, append([]any{"id", pp.key}, args...)...)
-		return cancelledOutcome()
-	}
-	switch {
-	case herr != nil:
-		if pp.ctx.Err() != nil {
-			return cancelledOutcome()
-		}
-		return fail("the handler failed", "err", herr)
-	case resp.Line != nil:
-		r, err := answer.DecodeResponse(bytes.TrimSpace(resp.Line))
-		switch {
-		case err != nil:
-			return fail("the answer does not read one way only", "err", err)
-		case idKey(r.ID) != pp.key:
-			return fail("the answer is not a response to this request", "answerId", string(r.ID))
-		case r.Error != nil:
-			return outcome{err: r.Error} // an error response refuses
-		}
-		if err := r.Reply.Check(pp.req.Offered); err != nil {
-			return fail("the answer selects an option that was not offered", "err", err)
-		}
-		return outcome{reply: r.Reply}
-	case resp.Result != nil:
-		// The check policy's handler logs its answer with (answer.Checked):
-		// what it logs is what passes here.
-		r, err := answer.Checked(resp.Result, pp.req.Offered)
-		if err != nil {
-			return fail("the handler's result does not check", "err", err)
-		}
-		return outcome{reply: r}
-	default:
-		return fail("the handler returned no answer")
-	}
-}
-
-// finish sends the agent its answer, once, and releases the request. An
-// answer not tied to a slot goes ahead of the client's lines waiting
-// behind one, but not ahead of the answer to an earlier request under the
-// same id.
-func (p *Proxy) finish(pp *permission, o outcome) { p.finishWith(pp, o, false, nil, nil) }
-
-// finishWith is finish, with inOrder for an answer not tied to a slot that
-// the client's latest line caused (its session/cancel): it then reaches
-// the agent after that line; then is the handler's follow-up. Marking the
-// request done and reserving its answer's place are one step under p.mu:
-// whoever finishes first is what the agent gets. record, if not nil, is
-// called with the line the agent gets (nil: none, the agent went away)
-// before the agent can read it, or, when the request was finished before,
-// with the line it got then.
-func (p *Proxy) finishWith(pp *permission, o outcome, inOrder bool, then *OwnRequest, record func(sent []byte)) {
-	p.mu.Lock()
-	if !p.doneLocked(pp) {
-		sent := pp.sent
-		p.mu.Unlock()
-		if record != nil {
-			record(sent)
-		}
-		return
-	}
-	if pp.sessionCancelled && o.raw == nil && o.err == nil && o.reply.Selects() {
-		p.log.Debug("relaying an answer given after session/cancel as cancelled", "id", pp.key)
-		o, then = cancelledOutcome(), nil
-	}
-	thenLine := p.followUpLocked(then)
-	slot := pp.slot
-	line := o.encode(pp.req.ID)
-	if slot == nil {
-		// Queued under p.mu, in a slot of its own: a later request under
-		// the id, registered once this lock is released, follows it. A
-		// line to record first goes in empty.
-		var err error
-		switch {
-		case inOrder:
-			slot, err = p.toAgent.answerInOrder(line)
-			line = nil
-		case record != nil:
-			slot, err = p.toAgent.answerAfter(nil, pp.prev)
-		default:
-			slot, err = p.toAgent.answerAfter(line, pp.prev)
-			line = nil
-		}
-		if err != nil {
-			line = nil
-		}
-	}
-	if slot != nil {
-		pp.sent = o.encode(pp.req.ID)
-		if !pp.superseded {
-			if len(p.answerSlots) >= maxAnsweredIDs {
-				clear(p.answerSlots) // long written, surely
-			}
-			p.answerSlots[pp.key] = slot
-		}
-	}
-	sent := pp.sent
-	p.mu.Unlock()
-	func() {
-		if line != nil {
-			defer slot.fill(line)
-		}
-		if record != nil {
-			record(sent)
-		}
-	}()
-	if thenLine != nil {
-		// Queued behind the answer's slot: the agent reads the answer
-		// first.
-		_ = p.toAgent.messageInOrder(thenLine)
-	}
-	pp.cancel()
-}
-
-// doneLocked moves pp to stateDone (false: it was done already) and
-// releases its id: a request the client was still asked is withdrawn, its
-// late answer dropped; p.mu is held.
-func (p *Proxy) doneLocked(pp *permission) bool {
-	asked := pp.state == stateAsked
-	if !pp.moveLocked(stateDone) {
-		return false
-	}
-	if p.perms[pp.key] == pp {
-		delete(p.perms, pp.key)
-		p.answered.add(pp.key)
-	}
-	if asked {
-		p.withdrawn.add(pp.key)
-		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(pp.req.ID)))
-	}
-	return true
 }
 
 // followUpLocked returns the line of a follow-up request of permhost's own
