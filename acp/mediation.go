@@ -162,7 +162,7 @@ func (s sessionState) String() string {
 var sessionMoves = map[sessionState][]sessionState{
 	sessionNew:       {sessionSwitching},
 	sessionSwitching: {sessionSwitching, sessionGoverned, sessionRefused}, // switching again: another hold
-	sessionGoverned:  {sessionSwitching, sessionRefused},
+	sessionGoverned:  {sessionSwitching},                                  // refused only through a hold released with an error
 }
 
 // canMove reports whether the table allows a session's move from to to.

@@ -36,7 +36,7 @@ func TestMediationTransitions(t *testing.T) {
 	allowedSession := map[string]bool{
 		"new>switching":       true,
 		"switching>switching": true, "switching>governed": true, "switching>refused": true,
-		"governed>switching": true, "governed>refused": true,
+		"governed>switching": true,
 	}
 	for _, from := range sessions {
 		for _, to := range sessions {
