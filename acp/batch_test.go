@@ -107,3 +107,92 @@ func TestClientBatchCancel(t *testing.T) {
 	expect(t, "the batch", h.agentGets(), batch)
 	expect(t, "then the held request, cancelled", h.agentGets(), cancelled(`2`))
 }
+
+// A client batch holding an answer permhost drops keeps its other
+// elements, whatever made the answer droppable (the simulation's f/batch,
+// issue #19): an answer to a request the handler withdrew (the plugins won
+// the race), a second answer to one already answered, and either with the
+// client closing its output right after the batch, the agent's input then
+// closed only once the batch is written; and an answer whose handler is
+// still relaying it when the client closes goes out in the batch, in its
+// place, before the agent's input is closed.
+func TestClientBatchKeepsOthersWhenAnswerDropped(t *testing.T) {
+	const note = `{"jsonrpc":"2.0","method":"_sim/note","params":{"tc":"t1"}}`
+	for _, tc := range []struct {
+		name string
+		// withdraw: the handler withdraws the request before the client
+		// answers; again: the client answered once before the batch.
+		withdraw, again, close bool
+	}{
+		{name: "withdrawn", withdraw: true},
+		{name: "withdrawn, then the client closes", withdraw: true, close: true},
+		{name: "answered before", again: true},
+		{name: "answered before, then the client closes", again: true, close: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			withdraw, withdrawn := make(chan struct{}), make(chan struct{})
+			h := newHarness(t, Options{Handler: HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
+				actx, cancel := context.WithCancel(ctx)
+				defer cancel()
+				go func() {
+					select {
+					case <-withdraw:
+						cancel()
+					case <-actx.Done():
+					}
+				}()
+				a, err := c.Ask(actx, nil)
+				if err != nil {
+					close(withdrawn)
+					return Response{Result: json.RawMessage(`{"outcome":{"outcome":"selected","optionId":"reject"}}`)}, nil
+				}
+				return Response{Line: a.Line}, nil
+			})})
+			h.sendAgent(permReq(`4`))
+			expect(t, "the request shown", h.clientGets(), permReq(`4`))
+			if tc.withdraw {
+				close(withdraw)
+				<-withdrawn
+				expect(t, "the withdrawal", h.clientGets(), `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":4}}`+"\n")
+				expect(t, "the handler's answer", h.agentGets(), selected(`4`, "reject"))
+			}
+			if tc.again {
+				h.sendClient(selected(`4`, "allow"))
+				expect(t, "the first answer", h.agentGets(), selected(`4`, "allow"))
+			}
+			h.sendClient(`[` + note + `,` + strings.TrimSpace(selected(`4`, "allow")) + `]` + "\n")
+			if tc.close {
+				h.closeClient()
+			}
+			expect(t, "the batch without the dropped answer", h.agentGets(), `[`+note+`]`+"\n")
+			if tc.close {
+				if s, ok := <-h.toAgent; ok {
+					t.Fatalf("after the batch the agent got %q", s)
+				}
+			} else {
+				h.syncBoth()
+			}
+		})
+	}
+	t.Run("relayed after the client closed", func(t *testing.T) {
+		relay := make(chan struct{})
+		h := newHarness(t, Options{Handler: HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
+			a, err := c.Ask(ctx, nil)
+			if err != nil {
+				return Response{}, err
+			}
+			<-relay
+			return Response{Line: a.Line}, nil
+		})})
+		h.sendAgent(permReq(`4`))
+		expect(t, "the request shown", h.clientGets(), permReq(`4`))
+		answer := strings.TrimSpace(selected(`4`, "allow"))
+		h.sendClient(`[` + note + `,` + answer + `]` + "\n")
+		h.closeClient()
+		close(relay)
+		expect(t, "the whole batch, the answer in its place", h.agentGets(), `[`+note+`,`+answer+`]`+"\n")
+		if s, ok := <-h.toAgent; ok {
+			t.Fatalf("after the batch the agent got %q", s)
+		}
+	})
+}

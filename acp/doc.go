@@ -16,6 +16,10 @@
 // (internal/jsontext); an agent line that may be a permission request but
 // cannot be read one way only is answered cancelled and never forwarded.
 // Batches go element by element through the same path as single lines.
+// A handler may also hand its answer over with [Client].Deliver, which
+// settles the request and gives back the line the agent gets before the
+// agent can read it (cancelled, when a cancel came first), so that what
+// the handler logs is what the agent gets.
 // A handler's Response.FollowUp (the _session/steering request that tells
 // the model why a call was refused, [MethodSessionSteering]) reaches the
 // agent right after the answer, under an id of permhost's own, and its
@@ -70,7 +74,8 @@
 // and plugins/pdk (the plugin development kit) do; acp changes with permhost.
 //
 // The package imports no plugin code: the decision pipeline is built on
-// [Handler] one layer up. docs/mediation.md maps who owns which ids, the
-// states of a request that carries a decision and of a governed session,
-// and where the editor's answer is validated (policy/mediate.go).
+// [Handler] one layer up. One mediator per connection (acp/mediation.go)
+// owns the ids, the pending requests and the sessions' governance, with
+// their state machines; docs/mediation.md maps them, and where the
+// editor's answer is validated (policy/mediate.go).
 package acp

@@ -33,20 +33,55 @@ const DefaultMaxGovernedSessions = 4096
 // start as session/new's is.
 const MethodSessionFork = "session/fork"
 
-// gate is one held or refused session.
+// gate is one switching or refused session (mediation.go's
+// sessionState); a started session with none is governed, a session never
+// started is new.
 type gate struct {
-	holds    int      // a start awaiting the Governor, the Governor's Holds
-	queue    [][]byte // the client's messages naming the session, in order
-	draining bool     // a goroutine is forwarding queue
-	refuse   *RPCError
+	state    sessionState // sessionSwitching or sessionRefused
+	holds    int          // a start awaiting the Governor, the Governor's Holds
+	queue    [][]byte     // the client's messages naming the session, in order
+	draining bool         // a goroutine is forwarding queue
+	refuse   *RPCError    // the refusal, once refused
 }
 
 // gates is the proxy's record of the sessions a Governor steers.
 type gates struct {
 	mu      sync.Mutex
-	held    map[string]*gate    // held or refused sessions
+	held    map[string]*gate    // switching or refused sessions
 	started map[string]struct{} // every session started on the connection
 	max     int
+}
+
+// stateLocked returns session id's state; g.mu is held.
+func (g *gates) stateLocked(id string) sessionState {
+	if s := g.held[id]; s != nil {
+		return s.state
+	}
+	if _, ok := g.started[id]; ok {
+		return sessionGoverned
+	}
+	return sessionNew
+}
+
+// moveLocked moves session id to state to if mediation.go's table allows
+// it, and returns its gate (nil once governed) and whether it moved;
+// g.mu is held. Governed, its gate goes: what the client sends passes.
+func (g *gates) moveLocked(id string, to sessionState) (*gate, bool) {
+	from := g.stateLocked(id)
+	s := g.held[id]
+	if !from.canMove(to) {
+		return s, false
+	}
+	switch {
+	case to == sessionGoverned:
+		delete(g.held, id)
+		return nil, true
+	case s == nil:
+		s = &gate{}
+		g.held[id] = s
+	}
+	s.state = to
+	return s, true
 }
 
 func newGates(max int) *gates {
@@ -116,7 +151,7 @@ func (p *Proxy) gateClient(body []byte, d decoded) (clientAction, bool) {
 	switch {
 	case s == nil:
 		return clientAction{}, false
-	case s.refuse != nil:
+	case s.state == sessionRefused:
 		if passesRefusal(d) {
 			return clientAction{}, false
 		}
@@ -178,15 +213,10 @@ func (p *Proxy) holdStart(id string) string {
 	g := p.gates
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.started[id] = struct{}{}
-	s := g.held[id]
-	if s == nil {
-		s = &gate{}
-		g.held[id] = s
-	}
-	if s.refuse == nil {
+	if s, ok := g.moveLocked(id, sessionSwitching); ok {
 		s.holds++
 	}
+	g.started[id] = struct{}{}
 	return id
 }
 
@@ -200,12 +230,13 @@ func (p *Proxy) release(id string, refuse *RPCError) {
 	g := p.gates
 	g.mu.Lock()
 	s := g.held[id]
-	if s == nil || s.refuse != nil {
+	if s == nil || s.state != sessionSwitching || s.holds == 0 {
 		g.mu.Unlock()
 		return
 	}
 	s.holds--
 	if refuse != nil {
+		g.moveLocked(id, sessionRefused)
 		s.refuse = refuse
 		q := s.queue
 		s.queue = nil
@@ -237,13 +268,13 @@ func (p *Proxy) drain(id string, s *gate) {
 	g := p.gates
 	for {
 		g.mu.Lock()
-		if s.holds > 0 || s.refuse != nil {
+		if s.holds > 0 || s.state != sessionSwitching {
 			s.draining = false
 			g.mu.Unlock()
 			return
 		}
 		if len(s.queue) == 0 {
-			delete(g.held, id)
+			g.moveLocked(id, sessionGoverned)
 			g.mu.Unlock()
 			return
 		}
@@ -270,7 +301,7 @@ func (p *Proxy) gatesAgentGone(desc string) {
 	g.mu.Lock()
 	var q [][]byte
 	for id, s := range g.held {
-		if s.refuse == nil {
+		if s.state != sessionRefused {
 			q = append(q, s.queue...)
 			delete(g.held, id) // later requests meet the agent's end
 		}

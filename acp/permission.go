@@ -104,6 +104,17 @@ type Client interface {
 	// order of the two on the proxy's side. Ask may be called once per
 	// request (ErrAlreadyAsked).
 	Ask(ctx context.Context, params json.RawMessage) (Answer, error)
+	// Deliver answers the agent with r now, as if the handler had returned
+	// it, and calls record with the response line the agent gets before
+	// the agent can read it: r checked and re-encoded, or the answer the
+	// request got first (cancelled by a session/cancel, $/cancel_request
+	// or its id reused; a session's cancel also turns a later selection
+	// into cancelled). Settling the request and reserving its line's place
+	// are one step, so a handler that logs from those bytes logs what the
+	// agent gets, even when a cancel races it. record gets nil, and
+	// Deliver returns ErrAnswered, when the agent went away unanswered.
+	// What the handler returns afterwards is ignored.
+	Deliver(r Response, record func(sent []byte)) error
 	// Notify sends the client a notification (for example a session/update
 	// tool_call_update telling what was decided), in order with the agent's
 	// own messages.

@@ -65,28 +65,13 @@ type Proxy struct {
 	doneOnce sync.Once
 	started  chan struct{} // closed by Run once the writers exist
 
-	mu        sync.Mutex
-	running   bool
-	seq       uint64
-	pending   map[string]clientRequest // client→agent requests awaiting the agent
-	perms     map[string]*permission   // agent permission requests not yet answered
-	answered  idSet                    // permission requests answered: later client answers are dropped
-	withdrawn idSet                    // intercepted requests withdrawn from the client, whose answer may still come
-	agentOut  idSet                    // agent→client requests forwarded as they are, awaiting the client
-	agentGone bool
-	exitDesc  string
-	// answerSlots are the slots of answered permission requests, by id:
-	// an answer to a later request under the id goes after its slot.
-	answerSlots map[string]*answerSlot
+	// mediator is the connection's mediation state (mediation.go): its
+	// ids, pending requests and sessions, under p.mu.
+	mediator
 
-	gov           Governor
-	gates         *gates
-	ownAgent      map[string]*ownCall // permhost's own requests to the agent
-	ownClient     map[string]*ownCall // permhost's own requests to the client
-	ownLateAgent  idSet               // given up: their late answers are dropped
-	ownLateClient idSet
-	agentDone     chan struct{} // closed once the agent's output ended
-	clientGone    chan struct{} // closed once the client can no longer be talked to
+	gov        Governor
+	agentDone  chan struct{} // closed once the agent's output ended
+	clientGone chan struct{} // closed once the client can no longer be talked to
 }
 
 // clientRequest is a client→agent request awaiting its response.
@@ -107,27 +92,16 @@ func NewProxy(opts Options) (*Proxy, error) {
 		opts.MaxLineBytes = DefaultMaxLineBytes
 	}
 	p := &Proxy{
-		opts:      opts,
-		log:       opts.Logger,
-		handler:   opts.Handler,
-		state:     newState(opts.MaxSessions, opts.MaxToolCallsPerSession, opts.MaxToolCallBytesPerSession),
-		pending:   map[string]clientRequest{},
-		perms:     map[string]*permission{},
-		answered:  newIDSet(maxAnsweredIDs),
-		withdrawn: newIDSet(maxAnsweredIDs),
-		agentOut:  newIDSet(maxAnsweredIDs),
-		started:   make(chan struct{}),
+		opts:     opts,
+		log:      opts.Logger,
+		handler:  opts.Handler,
+		state:    newState(opts.MaxSessions, opts.MaxToolCallsPerSession, opts.MaxToolCallBytesPerSession),
+		started:  make(chan struct{}),
+		mediator: newMediator(opts.MaxGovernedSessions),
 
-		answerSlots: map[string]*answerSlot{},
-
-		gov:           opts.Governor,
-		gates:         newGates(opts.MaxGovernedSessions),
-		ownAgent:      map[string]*ownCall{},
-		ownClient:     map[string]*ownCall{},
-		ownLateAgent:  newIDSet(maxAnsweredIDs),
-		ownLateClient: newIDSet(maxAnsweredIDs),
-		agentDone:     make(chan struct{}),
-		clientGone:    make(chan struct{}),
+		gov:        opts.Governor,
+		agentDone:  make(chan struct{}),
+		clientGone: make(chan struct{}),
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -219,8 +193,10 @@ func (p *Proxy) agentEnded(desc string) {
 	p.pending = map[string]clientRequest{}
 	var perms []*permission
 	for _, pp := range p.perms {
-		pp.done = true
 		perms = append(perms, pp)
+	}
+	for _, pp := range perms {
+		p.doneLocked(pp) // the agent gets no answer: pp.sent stays nil
 	}
 	p.mu.Unlock()
 	sort.Slice(pending, func(i, j int) bool { return pending[i].seq < pending[j].seq })

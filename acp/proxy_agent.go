@@ -288,7 +288,7 @@ func (p *Proxy) agentCancelRequest(params []byte) bool {
 	key := idKey(f["requestId"])
 	p.mu.Lock()
 	pp := p.perms[key]
-	held := pp != nil && !pp.done && pp.state == stateHeld
+	held := pp != nil && pp.idle()
 	// Answered already, and no later request under the id: the client
 	// has nothing open to withdraw (it may never have seen the id, which
 	// in v2 also names requests of its own).

@@ -78,7 +78,7 @@ func (p *Proxy) afterClient(a clientAction) {
 		a.answer.answers <- a.ans
 	}
 	if pp := a.neither; pp != nil {
-		p.finishWith(pp, pp.cancelled(), true)
+		p.finishWith(pp, pp.cancelled(), true, nil, nil)
 		pp.answers <- Answer{Error: &RPCError{Code: CodeRequestCancelled, Message: "permhost: the answer could be another request's"}}
 	}
 	if a.reply != nil {
@@ -318,13 +318,15 @@ func (p *Proxy) clientResponse(d decoded, body []byte) clientAction {
 		// and withdrawal of an intercepted one is), and the id stays in
 		// use until that answer comes, so that the client is never shown
 		// another request under it meanwhile.
-		pp.state = stateAnswered
+		pp.moveLocked(stateAnswered)
+		pp.read = true
 		p.withdrawn.add(key)
 		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(pp.req.ID)))
 		p.log.Warn("the client's answer under a reused id could belong to either request; the agent gets cancelled for both", "id", key, "method", pp.method())
 		return clientAction{drop: true, neither: pp}
 	case pp != nil && pp.state == stateAsked:
-		pp.state = stateAnswered
+		pp.moveLocked(stateAnswered)
+		pp.read = true
 		a := Answer{Line: bytes.Clone(body)}
 		if d.result != nil && !jsontext.IsNull(d.result) {
 			a.Result = bytes.Clone(d.result)
@@ -400,12 +402,19 @@ func (p *Proxy) cancelSession(params []byte) {
 		return
 	}
 	sessionID := stringOf(f["sessionId"])
+	p.cancelHeld("session/cancel", func(pp *permission) bool { return pp.req.SessionID == sessionID })
+}
+
+// cancelHeld answers cancelled each pending request that match selects and
+// that is with its handler; one the client is being asked is marked, so
+// that the client's answer reaches the agent as cancelled. A request the
+// client answered before the cancel keeps that answer: its slot, ahead of
+// the cancel, is the handler's to fill.
+func (p *Proxy) cancelHeld(why string, match func(*permission) bool) {
 	var now []*permission
 	p.mu.Lock()
 	for _, pp := range p.perms {
-		// A request the client answered before cancelling keeps that
-		// answer: its slot, ahead of the cancel, is the handler's to fill.
-		if pp.req.SessionID != sessionID || pp.done || pp.slot != nil {
+		if pp.req == nil || pp.state == stateDone || pp.slot != nil || !match(pp) {
 			continue
 		}
 		if pp.state == stateAsked {
@@ -416,8 +425,8 @@ func (p *Proxy) cancelSession(params []byte) {
 	}
 	p.mu.Unlock()
 	for _, pp := range now {
-		p.log.Debug("session/cancel: answering a held request cancelled", "id", pp.key, "method", pp.method())
-		p.finishWith(pp, pp.cancelled(), true)
+		p.log.Debug(why+": answering a held request cancelled", "id", pp.key, "method", pp.method())
+		p.finishWith(pp, pp.cancelled(), true, nil, nil)
 	}
 }
 

@@ -7,21 +7,13 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/permhost/permhost/internal/answer"
 	"github.com/permhost/permhost/internal/jsontext"
 )
 
-// This file is the permission requests the proxy intercepts: their
-// handlers, the Client a handler talks to the editor through, and the one
-// place an answer for the agent is checked and encoded.
-
-type permState int
-
-const (
-	stateHeld     permState = iota // with the handler, not forwarded to the client (or withdrawn)
-	stateAsked                     // forwarded to the client, awaiting its answer
-	stateAnswered                  // the client answered; the handler is relaying it
-)
+// This file is the requests the proxy intercepts: how they are taken
+// (register: an id the agent reuses), their handlers, and the Client a
+// handler talks to the editor through. Their states, and the one place an
+// answer for the agent is checked and encoded, are mediation.go's.
 
 // permission is one intercepted request until the agent has its answer: a
 // permission request, or (areq set) another request a Governor took over.
@@ -33,9 +25,10 @@ type permission struct {
 	cancel context.CancelFunc
 
 	// Guarded by Proxy.mu.
-	state            permState
-	asked            bool
-	done             bool
+	state permState // mediation.go: moved by moveLocked only
+	// asked: Ask was called (it may be called once); read: the client's
+	// answer was read (the request reached stateAnswered).
+	asked, read      bool
 	sessionCancelled bool
 	// ambiguous: the agent reused the id of a request the client was shown
 	// and may still answer; any client answer under the id could be that
@@ -52,9 +45,9 @@ type permission struct {
 	// slot is the answer's place among the client's lines to the agent,
 	// reserved when the client answered.
 	slot *answerSlot
-	// then is the handler's follow-up (Response.FollowUp), sent after the
-	// answer when the answer is the handler's.
-	then *OwnRequest
+	// sent is the answer queued for the agent once done: what Deliver
+	// returns; nil when none was (the agent went away).
+	sent []byte
 }
 
 // maxAnsweredIDs bounds the record of answered permission requests whose
@@ -156,9 +149,9 @@ func (p *Proxy) register(req *PermissionRequest, areq *AgentRequest, what string
 	pp := &permission{req: req, areq: areq, key: idKey(req.ID), ctx: ctx, cancel: cancel, answers: make(chan Answer, 1)}
 	p.mu.Lock()
 	old := p.perms[pp.key]
-	withdraw := old != nil && old.state == stateAsked
+	withdraw := old != nil && old.state == stateAsked && old.moveLocked(stateWithdrawn)
 	if withdraw {
-		old.state = stateHeld // its late answer is the ambiguous one
+		// Its late answer is the ambiguous one.
 		p.withdrawn.add(pp.key)
 		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(req.ID)))
 	}
@@ -244,12 +237,11 @@ func (p *Proxy) handle(pp *permission) {
 	}
 	resp, err := p.callHandler(pp)
 	o := p.checkedResponse(pp, resp, err)
-	if err == nil && resp.FollowUp != nil && o.raw == nil && o.err == nil && o.reply.Selects() {
-		p.mu.Lock()
-		pp.then = resp.FollowUp
-		p.mu.Unlock()
+	var then *OwnRequest
+	if err == nil && o.raw == nil && o.err == nil && o.reply.Selects() {
+		then = resp.FollowUp
 	}
-	p.finish(pp, o)
+	p.finishWith(pp, o, false, then, nil)
 }
 
 func (p *Proxy) callGovernor(pp *permission) (r Reply, err error) {
@@ -261,40 +253,6 @@ func (p *Proxy) callGovernor(pp *permission) (r Reply, err error) {
 	return p.gov.AgentRequest(pp.ctx, pp.areq, &permClient{p: p, pp: pp}, caller{p})
 }
 
-// checkedReply returns what the agent gets for a Governor's reply: the
-// client's own response when it answers this request, a strict result
-// compacted, or an error; anything else is an internal error, and a reply
-// cut short by cancellation is CodeRequestCancelled.
-func (p *Proxy) checkedReply(pp *permission, r Reply, herr error) outcome {
-	id := pp.req.ID
-	fail := func(why string) outcome {
-		p.log.Warn("answering the agent's request with an error: "+why, "id", pp.key, "method", pp.areq.Method)
-		return outcome{raw: errorLine(id, CodeInternalError, "permhost: "+why)}
-	}
-	switch {
-	case herr != nil:
-		if pp.ctx.Err() != nil {
-			return pp.cancelled()
-		}
-		return fail(herr.Error())
-	case r.Line != nil:
-		line := bytes.TrimSpace(r.Line)
-		d := decode(line)
-		if d.kind != kindResponse || idKey(d.id) != pp.key {
-			return fail("the answer is not a response to this request")
-		}
-		return outcome{raw: bytes.Clone(line)}
-	case r.Result != nil:
-		if err := jsontext.Check(r.Result); err != nil {
-			return fail("the result is not strict JSON: " + err.Error())
-		}
-		return outcome{raw: responseLine(id, jsontext.AppendCompact(nil, r.Result))}
-	case r.Error != nil:
-		return outcome{raw: errorLine(id, r.Error.Code, r.Error.Message)}
-	}
-	return fail("no answer")
-}
-
 func (p *Proxy) callHandler(pp *permission) (resp Response, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -302,126 +260,6 @@ func (p *Proxy) callHandler(pp *permission) (resp Response, err error) {
 		}
 	}()
 	return p.handler.RequestPermission(pp.ctx, pp.req, &permClient{p: p, pp: pp})
-}
-
-// outcome is what the agent is answered: a checked reply, or a refusal by
-// JSON-RPC error.
-type outcome struct {
-	reply answer.Reply
-	err   *answer.RPCError
-	raw   []byte // a whole response of its own (a governed request's)
-}
-
-func cancelledOutcome() outcome { return outcome{reply: answer.Cancelled()} }
-
-// encode is the agent's response to the request with id: re-encoded from
-// what was checked, with the agent's own id bytes.
-func (o outcome) encode(id []byte) []byte {
-	if o.raw != nil {
-		return o.raw
-	}
-	if o.err != nil {
-		return answer.EncodeError(id, *o.err)
-	}
-	return answer.Encode(id, o.reply)
-}
-
-// checkedResponse returns what the agent gets for a handler's result: the
-// handler's answer if it reads strictly as an answer to this request
-// selecting an offered option (or cancelling, or refusing with an error),
-// else the cancelled outcome.
-func (p *Proxy) checkedResponse(pp *permission, resp Response, herr error) outcome {
-	fail := func(why string, args ...any) outcome {
-		p.log.Warn("permission request answered cancelled: "+why, append([]any{"id", pp.key}, args...)...)
-		return cancelledOutcome()
-	}
-	switch {
-	case herr != nil:
-		if pp.ctx.Err() != nil {
-			return cancelledOutcome()
-		}
-		return fail("the handler failed", "err", herr)
-	case resp.Line != nil:
-		r, err := answer.DecodeResponse(bytes.TrimSpace(resp.Line))
-		switch {
-		case err != nil:
-			return fail("the answer does not read one way only", "err", err)
-		case idKey(r.ID) != pp.key:
-			return fail("the answer is not a response to this request", "answerId", string(r.ID))
-		case r.Error != nil:
-			return outcome{err: r.Error} // an error response refuses
-		}
-		if err := r.Reply.Check(pp.req.Offered); err != nil {
-			return fail("the answer selects an option that was not offered", "err", err)
-		}
-		return outcome{reply: r.Reply}
-	case resp.Result != nil:
-		// The check policy's handler logs its answer with (answer.Checked):
-		// what it logs is what passes here.
-		r, err := answer.Checked(resp.Result, pp.req.Offered)
-		if err != nil {
-			return fail("the handler's result does not check", "err", err)
-		}
-		return outcome{reply: r}
-	default:
-		return fail("the handler returned no answer")
-	}
-}
-
-// finish sends the agent its answer, once, and releases the request. An
-// answer not tied to a slot goes ahead of the client's lines waiting
-// behind one, but not ahead of the answer to an earlier request under the
-// same id.
-func (p *Proxy) finish(pp *permission, o outcome) { p.finishWith(pp, o, false) }
-
-// finishWith is finish, with inOrder for an answer not tied to a slot that
-// the client's latest line caused (its session/cancel): it then reaches
-// the agent after that line.
-func (p *Proxy) finishWith(pp *permission, o outcome, inOrder bool) {
-	p.mu.Lock()
-	if pp.done {
-		p.mu.Unlock()
-		return
-	}
-	pp.done = true
-	if p.perms[pp.key] == pp {
-		delete(p.perms, pp.key)
-		p.answered.add(pp.key)
-	}
-	then := pp.then
-	if pp.sessionCancelled && o.raw == nil && o.err == nil && o.reply.Selects() {
-		p.log.Debug("relaying an answer given after session/cancel as cancelled", "id", pp.key)
-		o, then = cancelledOutcome(), nil
-	}
-	thenLine := p.followUpLocked(then)
-	slot := pp.slot
-	line := o.encode(pp.req.ID)
-	if slot == nil {
-		// Queued under p.mu, in a slot of its own: a later request under
-		// the id, registered once this lock is released, follows it.
-		if inOrder {
-			slot, _ = p.toAgent.answerInOrder(line)
-		} else {
-			slot, _ = p.toAgent.answerAfter(line, pp.prev)
-		}
-		line = nil
-	}
-	if slot != nil && !pp.superseded {
-		if len(p.answerSlots) >= maxAnsweredIDs {
-			clear(p.answerSlots) // long written, surely
-		}
-		p.answerSlots[pp.key] = slot
-	}
-	p.mu.Unlock()
-	if line != nil && slot != nil {
-		slot.fill(line)
-	}
-	if thenLine != nil {
-		// Queued behind the answer's slot: the agent reads the answer
-		// first.
-		_ = p.toAgent.messageInOrder(thenLine)
-	}
-	pp.cancel()
 }
 
 // followUpLocked returns the line of a follow-up request of permhost's own
@@ -441,6 +279,10 @@ func (p *Proxy) followUpLocked(r *OwnRequest) []byte {
 	p.log.Debug("sending the agent a follow-up of permhost's own", "method", r.Method, "id", string(id))
 	return requestLine(id, r.Method, b)
 }
+
+// errDeliverGoverned: Deliver is for permission requests; a Governor's
+// reply to a request it took over is its AgentRequest's return value.
+var errDeliverGoverned = errors.New("acp: Deliver on a request a Governor took over")
 
 // permClient is the Client of one permission request.
 type permClient struct {
@@ -463,7 +305,7 @@ func (c *permClient) Ask(ctx context.Context, params json.RawMessage) (Answer, e
 	case pp.asked:
 		p.mu.Unlock()
 		return Answer{}, ErrAlreadyAsked
-	case pp.done:
+	case pp.state == stateDone:
 		p.mu.Unlock()
 		return Answer{}, ErrAnswered
 	case pp.superseded:
@@ -475,12 +317,16 @@ func (c *permClient) Ask(ctx context.Context, params json.RawMessage) (Answer, e
 		p.mu.Unlock()
 		return Answer{}, ctx.Err()
 	}
-	pp.asked, pp.state = true, stateAsked
+	pp.asked = true
+	if !pp.moveLocked(stateAsked) {
+		p.mu.Unlock()
+		return Answer{}, ErrAnswered
+	}
 	// Queued under p.mu, as register's and the withdrawal's
 	// $/cancel_request are: the client never gets the request after its
 	// withdrawal.
 	if err := p.toClient.messageInOrder(body); err != nil {
-		pp.state = stateHeld
+		pp.moveLocked(stateWithdrawn) // never shown: nothing to withdraw
 		p.mu.Unlock()
 		return Answer{}, err
 	}
@@ -491,12 +337,12 @@ func (c *permClient) Ask(ctx context.Context, params json.RawMessage) (Answer, e
 	case <-ctx.Done():
 	}
 	p.mu.Lock()
-	if pp.state == stateAsked {
-		pp.state = stateHeld // its late answer is dropped
+	if pp.state == stateAsked && pp.moveLocked(stateWithdrawn) {
+		// Its late answer is dropped.
 		p.withdrawn.add(pp.key)
 		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(pp.req.ID)))
 	}
-	received := pp.state == stateAnswered
+	received := pp.read
 	p.mu.Unlock()
 	if received {
 		// The client's answer was read before the withdrawal could take:
@@ -514,6 +360,29 @@ func (c *permClient) Ask(ctx context.Context, params json.RawMessage) (Answer, e
 		p.finish(pp, pp.cancelled())
 	}
 	return Answer{}, ctx.Err()
+}
+
+func (c *permClient) Deliver(r Response, record func(sent []byte)) error {
+	p, pp := c.p, c.pp
+	if pp.areq != nil {
+		return errDeliverGoverned
+	}
+	o := p.checkedResponse(pp, r, nil)
+	var then *OwnRequest
+	if o.raw == nil && o.err == nil && o.reply.Selects() {
+		then = r.FollowUp
+	}
+	var sent []byte
+	p.finishWith(pp, o, false, then, func(line []byte) {
+		sent = line
+		if record != nil {
+			record(bytes.Clone(line))
+		}
+	})
+	if sent == nil {
+		return ErrAnswered
+	}
+	return nil
 }
 
 func (c *permClient) Notify(method string, params json.RawMessage) error {

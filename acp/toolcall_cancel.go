@@ -26,21 +26,7 @@ func (p *Proxy) cancelToolCall(params []byte) {
 	if sessionID == "" || toolCallID == "" {
 		return
 	}
-	var now []*permission
-	p.mu.Lock()
-	for _, pp := range p.perms {
-		if pp.req == nil || pp.req.SessionID != sessionID || pp.req.ToolCallID != toolCallID || pp.done || pp.slot != nil {
-			continue
-		}
-		if pp.state == stateAsked {
-			pp.sessionCancelled = true
-		} else {
-			now = append(now, pp)
-		}
-	}
-	p.mu.Unlock()
-	for _, pp := range now {
-		p.log.Debug("tool_call/cancel: answering a held request cancelled", "id", pp.key, "toolCall", toolCallID)
-		p.finishWith(pp, pp.cancelled(), true)
-	}
+	p.cancelHeld("tool_call/cancel", func(pp *permission) bool {
+		return pp.req.SessionID == sessionID && pp.req.ToolCallID == toolCallID
+	})
 }

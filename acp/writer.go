@@ -245,7 +245,8 @@ func (w *writer) insertAheadLocked(it item) {
 // answerAfter queues body, a message of permhost's own, as message does
 // but never ahead of slot prev while prev is queued (nil: anywhere message
 // puts it). It returns the filled slot body is queued in, for a later
-// answer to follow in turn.
+// answer to follow in turn. With body nil the slot is queued empty, to be
+// filled at once (Client.Deliver records the answer first).
 func (w *writer) answerAfter(body []byte, prev *answerSlot) (*answerSlot, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -253,6 +254,9 @@ func (w *writer) answerAfter(body []byte, prev *answerSlot) (*answerSlot, error)
 		return nil, w.err
 	}
 	s := &answerSlot{w: w, state: slotFilled, body: body}
+	if body == nil {
+		s.state = slotWaiting
+	}
 	if prev != nil {
 		for i := len(w.q) - 1; i >= 0; i-- {
 			if !w.q[i].holds(prev) {

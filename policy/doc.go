@@ -20,9 +20,12 @@
 // The editor's answer to a permission request is read once, strictly, by
 // readAnswer, and every decision reaches the agent through one function of
 // mediate.go (deliver for permission requests, the proxy's and permhost
-// run's alike; deliverApproval; fsDelivery), which logs what the agent
-// gets read back from the bytes it is sent. docs/mediation.md has the
-// states and who owns what.
+// run's alike; deliverApproval; fsDelivery; and the mode actions of
+// [session] modes = "govern": deliverSwitch, deliverReverse,
+// deliverModeRefusal), which logs what the peer gets read back from the
+// bytes it is sent (for a permission request, the line the proxy hands
+// back through acp.Client.Deliver). docs/mediation.md has the states and
+// who owns what.
 //
 // Only packages abi and plugins/pdk carry a compatibility promise; this
 // package's API may change between releases.

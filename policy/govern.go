@@ -208,21 +208,20 @@ func (g *governor) SessionStart(ctx context.Context, s *acp.SessionStart, c acp.
 	if err := g.confirmSwitch(ctx, c, sid, gs, plan.Target, plan.Switch); err != nil {
 		entry := g.modeEntry(s.Session, LogMode{Action: ModeUngovernable, Trigger: s.Method, From: m.Current, To: plan.Target, By: by, Error: err.Error()},
 			"refused", "the agent refused the switch to "+plan.Target)
-		g.note(entry, ReplayNote{})
 		g.e.log.Error("the session is not governable: the agent refused permhost's switch to a mode that asks; the editor gets an error instead of the session",
 			"session", sid, "from", m.Current, "to", plan.Target, "err", err)
-		return nil, refusal(fmt.Sprintf("the session starts in mode %s, which decides by itself (%s), and the agent refused the switch to %s (%v); [session] modes = \"govern\" does not hand the policy's decisions to the agent: set modes = \"pass\" to use this mode anyway",
-			m.Current, decides(prof, m.Current), plan.Target, err))
+		return nil, g.deliverModeRefusal(entry, refusal(fmt.Sprintf("the session starts in mode %s, which decides by itself (%s), and the agent refused the switch to %s (%v); [session] modes = \"govern\" does not hand the policy's decisions to the agent: set modes = \"pass\" to use this mode anyway",
+			m.Current, decides(prof, m.Current), plan.Target, err)))
 	}
-	g.note(g.modeEntry(s.Session, LogMode{Action: ModeSwitch, Trigger: s.Method, From: m.Current, To: plan.Target, By: by}, "switched",
-		"mode "+m.Current+" decides by itself: "+decides(prof, m.Current)), ReplayNote{})
-	g.e.log.Info("session moved to a mode that asks before the editor sees it", "session", sid, "from", m.Current, "to", plan.Target, "by", by)
 	out, err := withCurrentMode(s.Result, plan.Target)
 	if err != nil {
 		// ReadSessionModes read it: cannot happen; fail closed all the same.
-		return nil, refusal("internal error rewriting the session's mode: " + err.Error())
+		entry := g.modeEntry(s.Session, LogMode{Action: ModeUngovernable, Trigger: s.Method, From: m.Current, To: plan.Target, By: by}, "refused", "internal error")
+		return nil, g.deliverModeRefusal(entry, refusal("internal error rewriting the session's mode: "+err.Error()))
 	}
-	return out, nil
+	g.e.log.Info("session moved to a mode that asks before the editor sees it", "session", sid, "from", m.Current, "to", plan.Target, "by", by)
+	return g.deliverSwitch(g.modeEntry(s.Session, LogMode{Action: ModeSwitch, Trigger: s.Method, From: m.Current, To: plan.Target, By: by}, "switched",
+		"mode "+m.Current+" decides by itself: "+decides(prof, m.Current)), out), nil
 }
 
 // ungovernable logs and returns the refusal of a session permhost cannot
@@ -232,9 +231,9 @@ func (g *governor) ungovernable(s acp.SessionInfo, method, from, why string) *ac
 		g.dry(ReplayNote{Session: s.ID, What: method + ": not governable (" + why + "); permhost would answer the editor with an error"})
 		return nil
 	}
-	g.note(g.modeEntry(s, LogMode{Action: ModeUngovernable, Trigger: method, From: from}, "refused", why), ReplayNote{})
 	g.e.log.Error("the session is not governable; the editor gets an error instead of the session", "session", s.ID, "why", why)
-	return refusal("the session cannot be governed: " + why + "; [session] modes = \"govern\" keeps sessions in a mode where the agent asks (set modes = \"pass\" to use it anyway)")
+	return g.deliverModeRefusal(g.modeEntry(s, LogMode{Action: ModeUngovernable, Trigger: method, From: from}, "refused", why),
+		refusal("the session cannot be governed: "+why+"; [session] modes = \"govern\" keeps sessions in a mode where the agent asks (set modes = \"pass\" to use it anyway)"))
 }
 
 func switchMethod(s profile.Switch) string {
@@ -361,10 +360,10 @@ func (g *governor) ClientRequest(r *acp.ClientRequest) *acp.RPCError {
 		g.dry(ReplayNote{Session: sid, What: fmt.Sprintf("%s to %s: permhost would refuse it (%s)", r.Method, mode, decides(prof, mode))})
 		return nil
 	}
-	g.note(g.modeEntry(r.Session, LogMode{Action: ModeRefuse, Trigger: r.Method, From: from, To: mode}, "refused",
-		"mode "+mode+" decides by itself: "+decides(prof, mode)), ReplayNote{})
 	g.e.log.Warn("refused the editor's switch into a mode that decides by itself", "session", sid, "mode", mode)
-	return refusal(fmt.Sprintf("mode %s decides by itself (%s); [session] modes = \"govern\" keeps this session in a mode where the agent asks", mode, decides(prof, mode)))
+	return g.deliverModeRefusal(g.modeEntry(r.Session, LogMode{Action: ModeRefuse, Trigger: r.Method, From: from, To: mode}, "refused",
+		"mode "+mode+" decides by itself: "+decides(prof, mode)),
+		refusal(fmt.Sprintf("mode %s decides by itself (%s); [session] modes = \"govern\" keeps this session in a mode where the agent asks", mode, decides(prof, mode))))
 }
 
 // Update watches mode changes (modeUpdate) and tool calls (unasked). What
@@ -422,12 +421,17 @@ func (g *governor) modeUpdate(u *acp.Update, c acp.Caller) {
 	how, ok := howToSwitch(prof, m)
 	if target == "" || !ok {
 		g.mu.Unlock()
-		g.note(g.modeEntry(u.Session, LogMode{Action: ModeReverse, Trigger: u.Kind, From: from, To: u.ModeID}, "failed",
-			"the agent switched to "+u.ModeID+" by itself and permhost knows no way back"), ReplayNote{Session: sid, What: u.Kind + " to " + u.ModeID + ": the agent switched by itself; permhost knows no way back"})
+		if g.dry != nil {
+			g.dry(ReplayNote{Session: sid, What: u.Kind + " to " + u.ModeID + ": the agent switched by itself; permhost knows no way back"})
+			return
+		}
 		g.e.log.Error("the agent switched into a mode that decides by itself and permhost cannot switch it back: the session is refused from now on", "session", sid, "mode", u.ModeID)
-		if g.dry == nil && c != nil {
-			c.Hold(sid)(refusal(fmt.Sprintf("the agent switched the session to mode %s, which decides by itself (%s), and permhost knows no way back; [session] modes = \"govern\" refuses the session from now on (set modes = \"pass\" to use it anyway)",
+		refuse := g.deliverModeRefusal(g.modeEntry(u.Session, LogMode{Action: ModeReverse, Trigger: u.Kind, From: from, To: u.ModeID}, "failed",
+			"the agent switched to "+u.ModeID+" by itself and permhost knows no way back"),
+			refusal(fmt.Sprintf("the agent switched the session to mode %s, which decides by itself (%s), and permhost knows no way back; [session] modes = \"govern\" refuses the session from now on (set modes = \"pass\" to use it anyway)",
 				u.ModeID, decides(prof, u.ModeID))))
+		if c != nil {
+			c.Hold(sid)(refuse)
 		}
 		return
 	}
@@ -453,25 +457,17 @@ func (g *governor) modeUpdate(u *acp.Update, c acp.Caller) {
 		m := LogMode{Action: ModeReverse, Trigger: u.Kind, From: u.ModeID, To: target, By: switchMethod(how)}
 		if err != nil {
 			m.Error = err.Error()
-			g.note(g.modeEntry(u.Session, m, "failed", "the agent switched to "+u.ModeID+" by itself and refused the switch back"), ReplayNote{})
 			g.e.log.Error("the agent switched into a mode that decides by itself and refused permhost's switch back: the session is refused from now on", "session", sid, "mode", u.ModeID, "err", err)
-			release(refusal(fmt.Sprintf("the agent switched the session to mode %s, which decides by itself (%s), and refused the switch back to %s (%v); [session] modes = \"govern\" refuses the session from now on (set modes = \"pass\" to use it anyway)",
-				u.ModeID, decides(prof, u.ModeID), target, err)))
+			release(g.deliverModeRefusal(g.modeEntry(u.Session, m, "failed", "the agent switched to "+u.ModeID+" by itself and refused the switch back"),
+				refusal(fmt.Sprintf("the agent switched the session to mode %s, which decides by itself (%s), and refused the switch back to %s (%v); [session] modes = \"govern\" refuses the session from now on (set modes = \"pass\" to use it anyway)",
+					u.ModeID, decides(prof, u.ModeID), target, err))))
 			return
 		}
 		defer release(nil)
-		g.note(g.modeEntry(u.Session, m, "reversed", "the agent switched to "+u.ModeID+" by itself: "+decides(prof, u.ModeID)), ReplayNote{})
 		g.e.log.Warn("the agent switched into a mode that decides by itself; permhost switched it back", "session", sid, "mode", u.ModeID, "to", target)
 		// The editor saw the agent's update: it is told where the session
-		// is now, in each form the session uses.
-		if setMode || options == nil {
-			_ = c.Notify(acp.MethodSessionUpdate, joinObject([]member{{"sessionId", marshal(sid)},
-				{"update", joinObject([]member{{"sessionUpdate", json.RawMessage(`"current_mode_update"`)}, {"currentModeId", marshal(target)}})}}))
-		}
-		if options != nil {
-			_ = c.Notify(acp.MethodSessionUpdate, joinObject([]member{{"sessionId", marshal(sid)},
-				{"update", joinObject([]member{{"sessionUpdate", json.RawMessage(`"config_option_update"`)}, {"configOptions", options}})}}))
-		}
+		// is now (deliverReverse).
+		g.deliverReverse(g.modeEntry(u.Session, m, "reversed", "the agent switched to "+u.ModeID+" by itself: "+decides(prof, u.ModeID)), c, sid, target, setMode, options)
 	}()
 }
 

@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -444,6 +445,15 @@ func (c fsClient) Ask(ctx context.Context, params json.RawMessage) (acp.Answer, 
 		params = c.params
 	}
 	return c.p.Client(ctx, acp.MethodRequestPermission, params)
+}
+
+// errNoDelivery: fsClient's prompt has no agent waiting on its answer.
+var errNoDelivery = errors.New("policy: permhost's own prompt is not delivered to the agent")
+
+// Deliver is never called: the person's choice on this prompt is settled
+// by fsRequest, and the agent's answer is the file request's reply.
+func (c fsClient) Deliver(acp.Response, func([]byte)) error {
+	return errNoDelivery
 }
 
 func (c fsClient) Notify(method string, params json.RawMessage) error {

@@ -535,6 +535,10 @@ func (c *askingClient) Ask(ctx context.Context, params json.RawMessage) (acp.Ans
 	return acp.Answer{Line: []byte(`{"jsonrpc":"2.0","id":7,"result":null}`)}, nil
 }
 func (c *askingClient) Notify(string, json.RawMessage) error { return nil }
+func (c *askingClient) Deliver(r acp.Response, record func([]byte)) error {
+	record([]byte(`{"jsonrpc":"2.0","id":7,"result":` + string(r.Result) + `}`))
+	return nil
+}
 
 // TestFSRequests: a terminal/create reaches the plugins as the shell
 // command it runs (family shell, its environment as assignments, its cwd);
@@ -830,6 +834,10 @@ func (c *recordingClient) Ask(ctx context.Context, params json.RawMessage) (acp.
 	return acp.Answer{Line: []byte(`{"jsonrpc":"2.0","id":7,"result":` + c.result + `}`), Result: json.RawMessage(c.result)}, nil
 }
 func (c *recordingClient) Notify(string, json.RawMessage) error { return nil }
+func (c *recordingClient) Deliver(r acp.Response, record func([]byte)) error {
+	record([]byte(`{"jsonrpc":"2.0","id":7,"result":` + string(r.Result) + `}`))
+	return nil
+}
 
 // TestApprovalNarrowed: with the agent's durable choices forwarded
 // (allow_always agent), an approval a failed fail-closed plugin or an

@@ -23,6 +23,10 @@ func (c *forwarding) Ask(_ context.Context, params json.RawMessage) (acp.Answer,
 	return acp.Answer{Line: []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":""}}`)}, nil
 }
 func (c *forwarding) Notify(string, json.RawMessage) error { return nil }
+func (c *forwarding) Deliver(r acp.Response, record func([]byte)) error {
+	record([]byte(`{"jsonrpc":"2.0","id":7,"result":` + string(r.Result) + `}`))
+	return nil
+}
 
 // TestFSRequestsResolved: a governed file request is judged as the OS
 // opens it. proj/k/../.ssh/config with k -> ~/.config is no project read

@@ -142,7 +142,7 @@ func (h headlessHandler) DecidePermission(ctx context.Context, pr *acp.Permissio
 	// checked against the options offered, encoded, and the log entry,
 	// the allowance and the option ClientConn sends are read back from
 	// those bytes.
-	_, then := e.deliver(ctx, pr, req, berr, &d.decision, start, d.personText)
+	_, then := e.deliver(ctx, pr, req, berr, &d.decision, start, d.personText, nil)
 	reason := d.entry.Reason
 	if reason == "" {
 		reason = d.entry.Fallback

@@ -107,6 +107,10 @@ type LogMode struct {
 	Options []string `json:"options,omitempty"`
 	// Error is the agent's answer when it refused permhost's switch.
 	Error string `json:"error,omitempty"`
+	// Refusal is the error message the editor is refused with (a refused
+	// switch, a session permhost does not govern), read back from the
+	// bytes it gets.
+	Refusal string `json:"refusal,omitempty"`
 }
 
 // LogToolCall identifies the call without copying its input.

@@ -11,6 +11,7 @@ import (
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/internal/answer"
 	"github.com/permhost/permhost/internal/jsontext"
+	"github.com/permhost/permhost/internal/profile"
 )
 
 // This file is where a permission decision meets the agent: the editor's
@@ -74,22 +75,68 @@ func (a editorAnswer) selected() (string, bool) {
 // a permission request (the plugins', a grant's, the person's, the
 // fallback's): d.result is held against the options the agent offered with
 // answer.Checked, the check the proxy applies again before relaying it;
-// what fails becomes cancelled. The decision log entry's outcome and option
-// are then read back from the bytes returned, the agent's answer, and only
-// an answer the agent receives as an allow records an allowance for the
-// call's own file and terminal requests. A request cancelled meanwhile
-// (ctx done) is answered cancelled by the proxy, and logged so.
+// what fails becomes cancelled. The answer is then handed to the proxy
+// (send is acp.Client.Deliver), which settles the request and reserves
+// its line's place in one step and gives back the line the agent gets
+// before the agent can read it: the decision log entry's outcome and
+// option are read back from those bytes, and only an answer the agent
+// receives as an allow records an allowance for the call's own file and
+// terminal requests. A request the proxy answered cancelled first (a
+// session/cancel, the agent's $/cancel_request, its id reused), before
+// deliver or while it runs, is logged cancelled: that is the line the
+// proxy gives back. send is nil for permhost run's handler, whose
+// ClientConn sends the answer deliver returns.
 //
 // The steering request that tells the model why (reasons.go), if any, is
 // made from the entry as read back from those bytes: personText is what
 // a person typed with a reject.
-func (e *Engine) deliver(ctx context.Context, pr *acp.PermissionRequest, req abi.Request, berr error, d *decision, start time.Time, personText string) ([]byte, *acp.OwnRequest) {
+func (e *Engine) deliver(ctx context.Context, pr *acp.PermissionRequest, req abi.Request, berr error, d *decision, start time.Time, personText string, send func(acp.Response, func([]byte)) error) ([]byte, *acp.OwnRequest) {
 	out := e.settle(ctx, pr, req, d)
-	e.governed(pr, req, berr, &d.entry)
 	then := e.steer(pr, &d.entry, personText)
-	d.entry.LatencyUs = e.now().Sub(start).Microseconds()
-	e.record(d.entry)
+	record := func() {
+		e.governed(pr, req, berr, &d.entry)
+		d.entry.LatencyUs = e.now().Sub(start).Microseconds()
+		e.record(d.entry)
+	}
+	if send == nil {
+		record()
+		return out, then
+	}
+	want, _ := answer.Checked(out, pr.Offered)
+	_ = send(acp.Response{Result: out, FollowUp: then}, func(line []byte) {
+		got, why := sentReply(line)
+		if got.Outcome != want.Outcome || got.OptionID != want.OptionID {
+			if d.entry.DecidedBy != ByCancel {
+				d.entry.Reason = "cancelled before the answer (" + d.entry.DecidedBy + ") reached the agent"
+			}
+			if why != "" {
+				d.entry.Reason += ": " + why
+			}
+			d.entry.DecidedBy, then = ByCancel, nil
+			out = got.Result()
+			d.result = out
+			d.readBack(got, req)
+		}
+		record()
+	})
 	return out, then
+}
+
+// sentReply reads the line the proxy says the agent got (acp's own
+// encoding; nil when none): no line, or one that is not a permission
+// answer, is logged as cancelled, with why.
+func sentReply(line []byte) (answer.Reply, string) {
+	if line == nil {
+		return answer.Cancelled(), "the agent got no answer"
+	}
+	r, err := answer.DecodeResponse(bytes.TrimSpace(line))
+	switch {
+	case err != nil:
+		return answer.Cancelled(), "internal error: the answer sent does not read back: " + err.Error()
+	case r.Error != nil:
+		return answer.Cancelled(), "the agent got an error: " + r.Error.Message
+	}
+	return r.Reply, ""
 }
 
 // settle is deliver without the log: it returns the agent's answer for d
@@ -117,13 +164,19 @@ func (e *Engine) settle(ctx context.Context, pr *acp.PermissionRequest, req abi.
 		out = sent.Result()
 	}
 	d.result = out
+	d.readBack(sent, req)
+	return out
+}
+
+// readBack sets d's entry's outcome and option from sent, the answer as
+// the agent reads it.
+func (d *decision) readBack(sent answer.Reply, req abi.Request) {
 	d.entry.Outcome, d.entry.OptionID, d.entry.OptionKind = sent.Outcome, sent.OptionID, ""
 	for _, o := range req.Options {
 		if sent.Selects() && o.OptionID == sent.OptionID {
 			d.entry.OptionKind = o.Kind
 		}
 	}
-	return out
 }
 
 // deliverApproval is deliver for an approval (elicitation/create): the
@@ -199,4 +252,82 @@ func (f fsDelivery) refuse(entry LogEntry) (acp.Reply, error) {
 	}
 	f.e.log.Info("refused the agent's "+f.r.Method, "decisionId", entry.DecisionID, "what", f.call.what(), "decidedBy", who, "reason", entry.Reason)
 	return acp.Reply{Error: refusal(msg + " ([session] fs = \"govern\")")}, nil
+}
+
+// The mode actions of [session] modes = "govern" end here too: what the
+// peer gets (the session's start result showing the mode it is in, the
+// update that tells the editor where the agent was switched back to, the
+// error a refused switch or session is answered with) is encoded first,
+// and the decision log entry's outcome, mode and refusal are read back
+// from those bytes.
+
+// deliverModeRefusal logs a mode action that refuses (the editor's
+// switch into a deciding mode, a session permhost cannot govern, one the
+// agent switched out of governance) from the error the editor gets, and
+// returns that error.
+func (g *governor) deliverModeRefusal(entry LogEntry, refuse *acp.RPCError) *acp.RPCError {
+	line := answer.EncodeError([]byte(`0`), answer.RPCError{Code: int64(refuse.Code), Message: refuse.Message})
+	r, err := answer.DecodeResponse(line)
+	if err != nil || r.Error == nil {
+		// permhost's own encoding always reads back; fail closed anyway.
+		r.Error = &answer.RPCError{Code: acp.CodePolicyRefused, Message: "permhost: internal error encoding a refusal"}
+	}
+	sent := &acp.RPCError{Code: int(r.Error.Code), Message: r.Error.Message}
+	entry.Outcome = "refused"
+	if entry.Mode.Action == ModeReverse {
+		entry.Outcome = "failed" // the session is refused from now on
+	}
+	entry.Mode.Refusal = sent.Message
+	g.note(entry, ReplayNote{})
+	return sent
+}
+
+// deliverSwitch logs the switch of a session started in a deciding mode
+// from result, the session's start result the editor gets, and returns
+// it: the mode logged as switched to is the one the editor is shown.
+func (g *governor) deliverSwitch(entry LogEntry, result json.RawMessage) json.RawMessage {
+	m, err := profile.ReadSessionModes(result)
+	if err != nil {
+		m.Current = "" // never: permhost rewrote a result it read
+	}
+	entry.Outcome, entry.Mode.To = "switched", m.Current
+	g.note(entry, ReplayNote{})
+	return result
+}
+
+// deliverReverse logs the agent's switch back to an asking mode and then
+// tells the editor, which saw the agent's own update, where the session
+// is now, in each form the session uses: the mode logged as switched back
+// to is the one the updates name.
+func (g *governor) deliverReverse(entry LogEntry, c acp.Caller, sid, target string, setMode bool, options json.RawMessage) {
+	var updates []json.RawMessage
+	if setMode || options == nil {
+		updates = append(updates, joinObject([]member{{"sessionId", marshal(sid)},
+			{"update", joinObject([]member{{"sessionUpdate", json.RawMessage(`"current_mode_update"`)}, {"currentModeId", marshal(target)}})}}))
+	}
+	if options != nil {
+		updates = append(updates, joinObject([]member{{"sessionId", marshal(sid)},
+			{"update", joinObject([]member{{"sessionUpdate", json.RawMessage(`"config_option_update"`)}, {"configOptions", options}})}}))
+	}
+	entry.Outcome, entry.Mode.To = "reversed", ""
+	for _, u := range updates {
+		f, err := jsontext.Lookup(u, "update")
+		if err != nil {
+			continue
+		}
+		if k, err := jsontext.Lookup(f["update"], "currentModeId", "configOptions"); err == nil {
+			if id, err := jsontext.String(k["currentModeId"]); err == nil && id != "" {
+				entry.Mode.To = id
+			} else if m, err := profile.ReadSessionModes(marshalConfigOptions(k["configOptions"])); err == nil && m.Current != "" {
+				entry.Mode.To = m.Current
+			}
+		}
+		if entry.Mode.To != "" {
+			break
+		}
+	}
+	g.note(entry, ReplayNote{})
+	for _, u := range updates {
+		_ = c.Notify(acp.MethodSessionUpdate, u)
+	}
 }

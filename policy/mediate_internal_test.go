@@ -23,6 +23,10 @@ func (c lineClient) Ask(context.Context, json.RawMessage) (acp.Answer, error) {
 	return acp.Answer{Line: []byte(c.line), Result: m["result"]}, nil
 }
 func (lineClient) Notify(string, json.RawMessage) error { return nil }
+func (lineClient) Deliver(r acp.Response, record func([]byte)) error {
+	record([]byte(`{"jsonrpc":"2.0","id":1,"result":` + string(r.Result) + `}`))
+	return nil
+}
 
 // TestApprovalAnswerReadWhole: the editor's answer to an approval is read
 // as a whole line, strictly, like a permission answer: a line with an

@@ -13,6 +13,7 @@ import (
 	"github.com/permhost/permhost/acp"
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/policy"
 )
 
 // mediated runs an acp.Proxy with the engine's handler over pipes: the
@@ -29,7 +30,12 @@ type mediated struct {
 
 func newMediated(t *testing.T, s *setup) *mediated {
 	t.Helper()
-	p, err := acp.NewProxy(acp.Options{Handler: s.engine.Handler(), Governor: s.engine.Governor()})
+	return newMediatedWith(t, acp.Options{Handler: s.engine.Handler(), Governor: s.engine.Governor()})
+}
+
+func newMediatedWith(t *testing.T, opts acp.Options) *mediated {
+	t.Helper()
+	p, err := acp.NewProxy(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,5 +217,65 @@ func TestRaceAfterSessionCancelLogged(t *testing.T) {
 	e := s.entries(t)[0]
 	if e["outcome"] != "cancelled" || e["optionId"] != nil {
 		t.Errorf("the log records %v %v (decidedBy %v), the agent got cancelled", e["outcome"], e["optionId"], e["decidedBy"])
+	}
+}
+
+// pausedDeliver stops a handler in the narrowest window there is: after
+// deliver has read its context (still live) and logged nothing yet,
+// before the proxy settles the request and queues the answer.
+type pausedDeliver struct {
+	acp.Client
+	at, proceed chan struct{}
+	sent        chan string // the line Deliver records
+}
+
+func (c pausedDeliver) Deliver(r acp.Response, record func([]byte)) error {
+	c.at <- struct{}{}
+	<-c.proceed
+	return c.Client.Deliver(r, func(line []byte) {
+		c.sent <- string(line)
+		record(line)
+	})
+}
+
+// TestCancelWhileDelivering: a plugin allows, and the editor's
+// session/cancel lands between deliver's look at its context and the
+// proxy's write (what docs/mediation.md once called the last window). The
+// agent gets cancelled and nothing more, Deliver says so, and so does the
+// log: the entry is read back from the line the proxy sent, not from the
+// plugin's allow.
+func TestCancelWhileDelivering(t *testing.T) {
+	now := make(chan struct{})
+	close(now)
+	allow := host.Member{Name: "allow", Layer: host.LayerUser, Policy: host.FailClosed, Version: "1.0.0", SHA256: strings.Repeat("ab", 32),
+		Plugin: &gated{release: now, d: abi.Decision{Outcome: abi.OutcomeAllow, OptionID: "allow"}}}
+	s := newEngine(t, nil, allow)
+	pause := pausedDeliver{at: make(chan struct{}), proceed: make(chan struct{}), sent: make(chan string, 1)}
+	h := acp.HandlerFunc(func(ctx context.Context, pr *acp.PermissionRequest, c acp.Client) (acp.Response, error) {
+		pause.Client = c
+		return s.engine.Handler().RequestPermission(ctx, pr, pause)
+	})
+	m := newMediatedWith(t, acp.Options{Handler: h, Governor: s.engine.Governor()})
+	m.write(m.agentW, `{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":`+claudeBash+`}`)
+	<-pause.at
+	m.write(m.clientW, `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"2a178532-7f3e-4eef-ad46-ab41b93044de"}}`)
+	next(t, m.toAgent, acp.MethodSessionCancel)
+	const cancelled = `{"outcome":{"outcome":"cancelled"}}`
+	if got := string(next(t, m.toAgent, "")["result"]); got != cancelled {
+		t.Fatalf("the agent got %s", got)
+	}
+	close(pause.proceed)
+	if sent := <-pause.sent; !strings.Contains(sent, `"result":`+cancelled) {
+		t.Errorf("Deliver says the agent got %s", sent)
+	}
+	// Whatever Deliver queued is ahead of this: the agent's next line.
+	m.write(m.clientW, `{"jsonrpc":"2.0","method":"_marker"}`)
+	if line, _ := m.toAgent.ReadString('\n'); !strings.Contains(line, `"_marker"`) {
+		t.Errorf("after its cancelled answer the agent got %s", line)
+	}
+	m.close()
+	e := s.entries(t)[0]
+	if e["outcome"] != "cancelled" || e["optionId"] != nil || e["decidedBy"] != policy.ByCancel {
+		t.Errorf("the log records %v %v by %v, the agent got cancelled", e["outcome"], e["optionId"], e["decidedBy"])
 	}
 }

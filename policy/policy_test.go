@@ -67,6 +67,12 @@ func (c *fakeClient) Ask(ctx context.Context, params json.RawMessage) (acp.Answe
 	return c.answer(ctx, params)
 }
 
+// Deliver is the proxy's: the agent gets r (deliver checked it).
+func (c *fakeClient) Deliver(r acp.Response, record func([]byte)) error {
+	record([]byte(`{"jsonrpc":"2.0","id":7,"result":` + string(r.Result) + `}`))
+	return nil
+}
+
 func (c *fakeClient) Notify(method string, params json.RawMessage) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -55,7 +55,7 @@ func (h proxyHandler) RequestPermission(ctx context.Context, pr *acp.PermissionR
 			d = h.person(ctx, pr, req, v, c, entry)
 		}
 	}
-	result, then := e.deliver(ctx, pr, req, err, &d, start, "")
+	result, then := e.deliver(ctx, pr, req, err, &d, start, "", c.Deliver)
 	if ctx.Err() != nil {
 		return acp.Response{}, ctx.Err()
 	}

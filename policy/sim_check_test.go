@@ -17,7 +17,7 @@ import (
 
 // simViolation is one broken invariant. Behaviour names what the script
 // did that it happened with (an id reused, an answer with an extra key,
-// the race strategy...), which is what knownBugs matches.
+// the race strategy...), which the test's log counts violations by.
 type simViolation struct {
 	Invariant string `json:"invariant"`
 	Behaviour string `json:"behaviour,omitempty"`
@@ -320,8 +320,8 @@ func laneOf(m simMsg) string {
 	return p.SessionID
 }
 
-// behaviourOf names what the script did with requests qs that a known
-// bug may explain, most specific first.
+// behaviourOf names what the script did with requests qs that may explain
+// a violation, most specific first.
 func (r *simRun) behaviourOf(qs ...*simAgentReq) string {
 	for _, q := range qs {
 		switch {

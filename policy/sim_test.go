@@ -40,9 +40,9 @@ import (
 //
 // The script is deterministic; the interleaving of the proxy's goroutines
 // is not, so a replay runs the same script, not always the same schedule.
-// A violation whose behaviour knownBugs lists is counted and logged, not
-// failed; any other fails the test with the seed and the script, which
-// -sim.seed=N or -sim.script=FILE replays.
+// Any violation fails the test with the seed and the script, which
+// -sim.seed=N or -sim.script=FILE replays; the log counts the violations
+// by invariant and behaviour (what the script did around them).
 func TestSimulation(t *testing.T) {
 	var scripts []*simScript
 	switch {
@@ -108,12 +108,12 @@ func TestSimulation(t *testing.T) {
 		n     int
 		seeds []uint64 // the first few
 	}
-	known := map[string]*tally{}
+	counts := map[string]*tally{}
 	count := func(k string, seed uint64) {
-		c := known[k]
+		c := counts[k]
 		if c == nil {
 			c = &tally{}
-			known[k] = c
+			counts[k] = c
 		}
 		if c.n++; len(c.seeds) < 5 && !slices.Contains(c.seeds, seed) {
 			c.seeds = append(c.seeds, seed)
@@ -124,16 +124,10 @@ func TestSimulation(t *testing.T) {
 		if res.stuck {
 			stuck++
 		}
-		var unknown []simViolation
 		for _, v := range res.vs {
-			if item, ok := knownBug(v); ok && !replay {
-				count(fmt.Sprintf("%s/%s (issue #19: %s)", v.Invariant, v.Behaviour, item), res.s.Seed)
-				continue
-			}
-			unknown = append(unknown, v)
-			count(fmt.Sprintf("%s/%s (not known: fails)", v.Invariant, v.Behaviour), res.s.Seed)
+			count(fmt.Sprintf("%s/%s", v.Invariant, v.Behaviour), res.s.Seed)
 		}
-		if len(unknown) == 0 {
+		if len(res.vs) == 0 {
 			continue
 		}
 		failed++
@@ -143,49 +137,28 @@ func TestSimulation(t *testing.T) {
 		file := filepath.Join(os.TempDir(), fmt.Sprintf("permhost-sim-%d.json", res.s.Seed))
 		_ = os.WriteFile(file, []byte(res.s.String()), 0o644)
 		var lines strings.Builder
-		for _, v := range unknown {
+		for _, v := range res.vs {
 			lines.WriteString("  " + v.String() + "\n")
 		}
 		t.Errorf("seed %d: %d violations:\n%sreplay: go test ./policy -run '^TestSimulation$' -sim.seed=%d (or -sim.script=%s)\nscript: %s",
-			res.s.Seed, len(unknown), lines.String(), res.s.Seed, file, res.s)
+			res.s.Seed, len(res.vs), lines.String(), res.s.Seed, file, res.s)
 	}
 	if failed > 3 {
 		t.Errorf("%d more seeds failed", failed-3)
 	}
 	var keys []string
-	for k := range known {
+	for k := range counts {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		t.Logf("%s: %d violations, seeds %v", k, known[k].n, known[k].seeds)
+		t.Logf("%s: %d violations, seeds %v", k, counts[k].n, counts[k].seeds)
 	}
 	t.Logf("%d scripts run, %d stuck, %d failed", len(scripts), stuck, failed)
 }
 
 var (
 	simSeeds      = flag.Int("sim.seeds", 1000, "TestSimulation: how many seeds to run (PERMHOST_SIM_SEEDS overrides)")
-	simSeed       = flag.Int64("sim.seed", -1, "TestSimulation: replay this seed only (known bugs are then reported too)")
+	simSeed       = flag.Int64("sim.seed", -1, "TestSimulation: replay this seed only")
 	simScriptFile = flag.String("sim.script", "", "TestSimulation: replay the script in this JSON file")
 )
-
-// knownBugs are the behaviours on which today's main breaks an invariant,
-// as "invariant/behaviour" (simViolation; the behaviour is what the script
-// did on the request concerned, sim_check_test.go's behaviourOf): the
-// default run counts their violations instead of failing. Each says which
-// bug of issue #19 it is; remove an entry once its fix is merged. Found on
-// branch sim (main at 36ecc47) over 4,000 seeds; the first seeds of each
-// are in the test's log.
-var knownBugs = map[string]string{
-	// An editor batch holding an answer permhost drops (late: the plugins
-	// won the race, or the request was withdrawn) loses its other
-	// elements too, now and then (2 of 1,000 seeds under -race; not in
-	// issue #19's list: found here).
-	"f/batch": "a batch with a dropped permission answer loses its other elements",
-}
-
-// knownBug returns the knownBugs entry of v's behaviour.
-func knownBug(v simViolation) (string, bool) {
-	item, ok := knownBugs[v.Invariant+"/"+v.Behaviour]
-	return item, ok
-}
