@@ -162,9 +162,26 @@ func (p *Proxy) gateClient(body []byte, d decoded) (clientAction, bool) {
 		p.log.Warn("refused the client's request for a session permhost refused", "method", d.method, "session", id)
 		return clientAction{drop: true, reply: errorLine(bytes.Clone(d.id), s.refuse.Code, s.refuse.Message)}, true
 	}
+	if passesRefusal(d) && !queuedPrompt(s.queue) {
+		// The stop button is not held behind permhost's own switch: the
+		// agent may be running a turn in the deciding mode it moved to.
+		// Behind a held prompt it waits, so as to stop that prompt too.
+		p.log.Debug("session/cancel passes a session being switched", "session", id)
+		return clientAction{}, false
+	}
 	s.queue = append(s.queue, bytes.Clone(body))
 	p.log.Debug("holding the client's message until the session is governed", "method", d.method, "session", id)
 	return clientAction{drop: true}, true
+}
+
+// queuedPrompt reports whether a session/prompt request waits in queue.
+func queuedPrompt(queue [][]byte) bool {
+	for _, body := range queue {
+		if d := decode(body); d.kind == kindRequest && d.method == MethodSessionPrompt {
+			return true
+		}
+	}
+	return false
 }
 
 // passesRefusal reports whether a client message naming a refused

@@ -240,3 +240,22 @@ func TestAskedPerCall(t *testing.T) {
 		t.Fatalf("updates %+v: the first call was asked about, the second not", g.updates)
 	}
 }
+
+// TestGateCancelPassesSwitchingSession: the editor's session/cancel for a
+// session permhost is switching, with no prompt of it held, reaches the
+// agent at once (the agent may be running a turn in a deciding mode);
+// behind a held prompt it keeps its place (TestGateHoldsLoadedSession).
+func TestGateCancelPassesSwitchingSession(t *testing.T) {
+	h := newHarness(t, Options{Governor: autoGovernor(nil)})
+	h.sendClient(loadS1, cancelS1)
+	expect(t, "the load", h.agentGets(), loadS1)
+	expect(t, "the cancel, not held", h.agentGets(), cancelS1)
+	h.sendAgent(loadedS1)
+	id, method, _ := envelopeOf(t, h.agentGets())
+	if method != MethodSessionSetMode {
+		t.Fatalf("the agent got %s, want permhost's switch", method)
+	}
+	h.sendAgent(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}` + "\n")
+	expect(t, "the load's result", h.clientGets(), loadedS1)
+	h.syncBoth() // the cancel reached the agent once
+}
