@@ -474,54 +474,79 @@ pub enum Field {
     RawList,
 }
 
+/// A decoding error of encoding/json: an unknown field, or an
+/// UnmarshalTypeError (value, the Go type, and for a field of a struct the
+/// struct and the field).
+pub struct DecErr {
+    pub unknown: String,
+    pub value: &'static str,
+    pub ty: String,
+    pub st: String,
+    pub field: String,
+}
+
+impl DecErr {
+    /// The error's text, as Go's Error method writes it.
+    pub fn go(&self) -> String {
+        if !self.unknown.is_empty() {
+            format!("json: unknown field {}", text::quote(&self.unknown))
+        } else if !self.field.is_empty() {
+            format!("json: cannot unmarshal {} into Go struct field {}.{} of type {}", self.value, self.st, self.field, self.ty)
+        } else {
+            format!("json: cannot unmarshal {} into Go value of type {}", self.value, self.ty)
+        }
+    }
+}
+
 /// Decodes v as json.Decoder with DisallowUnknownFields decodes into a Go
 /// struct named st (type name ty) with the given fields: the values by
 /// field (None when absent, or null where Go leaves the field zero), or
 /// Go's first error. Keys match fields exactly, else case-insensitively, as
 /// Go's.
-pub fn decode_struct<'a>(v: &'a Json, st: &str, ty: &str, fields: &[(&str, Field)]) -> R<Vec<Option<&'a Json>>> {
+pub fn decode_struct<'a>(v: &'a Json, st: &str, ty: &str, fields: &[(&str, Field)]) -> Result<Vec<Option<&'a Json>>, DecErr> {
     let mut out: Vec<Option<&Json>> = vec![None; fields.len()];
     let members = match v {
         Json::Null => return Ok(out),
         Json::Obj(m) => m,
-        x => return Err(format!("json: cannot unmarshal {} into Go value of type {}", x.kind(), ty)),
+        x => return Err(DecErr { unknown: String::new(), value: x.kind(), ty: ty.to_string(), st: String::new(), field: String::new() }),
     };
-    let mut first: Option<String> = None;
-    let save = |e: String, first: &mut Option<String>| {
-        if first.is_none() {
-            *first = Some(e)
-        }
-    };
+    let mut first: Option<DecErr> = None;
     for (k, x) in members {
         let i = fields.iter().position(|(n, _)| n == k).or_else(|| fields.iter().position(|(n, _)| fold(n) == fold(k)));
         let i = match i {
             None => {
-                save(format!("json: unknown field {}", text::quote(k)), &mut first);
+                if first.is_none() {
+                    first = Some(DecErr { unknown: k.clone(), value: "", ty: String::new(), st: String::new(), field: String::new() });
+                }
                 continue;
             }
             Some(i) => i,
         };
         let (name, kind) = fields[i];
-        let terr = |t: &str, x: &Json| format!("json: cannot unmarshal {} into Go struct field {}.{} of type {}", x.kind(), st, name, t);
+        let mut terr = |t: &str, x: &Json| {
+            if first.is_none() {
+                first = Some(DecErr { unknown: String::new(), value: x.kind(), ty: t.to_string(), st: st.to_string(), field: name.to_string() });
+            }
+        };
         match (kind, x) {
             (Field::Raw, _) => out[i] = Some(x),
             (Field::RawPtr, Json::Null) => out[i] = None,
             (Field::RawPtr, _) => out[i] = Some(x),
             (Field::Str, Json::Null) => {}
             (Field::Str, Json::Str(_)) => out[i] = Some(x),
-            (Field::Str, _) => save(terr("string", x), &mut first),
+            (Field::Str, _) => terr("string", x),
             (Field::StrList, Json::Null) | (Field::RawList, Json::Null) => out[i] = None,
             (Field::StrList, Json::Arr(a)) => {
                 for e in a {
                     if !matches!(e, Json::Str(_) | Json::Null) {
-                        save(terr("string", e), &mut first);
+                        terr("string", e);
                     }
                 }
                 out[i] = Some(x);
             }
-            (Field::StrList, _) => save(terr("[]string", x), &mut first),
+            (Field::StrList, _) => terr("[]string", x),
             (Field::RawList, Json::Arr(_)) => out[i] = Some(x),
-            (Field::RawList, _) => save(terr("[]json.RawMessage", x), &mut first),
+            (Field::RawList, _) => terr("[]json.RawMessage", x),
         }
     }
     match first {
@@ -642,6 +667,6 @@ pub fn no_check(_: &[u8]) -> Vec<Problem> {
 }
 
 /// pdk.DecodeConfig's error prefix.
-pub fn config_err(e: String) -> String {
-    format!("pdk: config: {}", e)
+pub fn config_err(e: DecErr) -> String {
+    format!("pdk: config: {}", e.go())
 }
