@@ -112,6 +112,10 @@ std: all
 	@for f in $(ALL_PLUGINS:%=%.wasm) TOOLCHAIN; do \
 		cmp -s $(OUT)/$$f $(STD)/$$f || { cp $(OUT)/$$f $(STD)/$$f && chmod 644 $(STD)/$$f && echo "updated $(STD)/$$f"; }; \
 	done
+	@# A module no longer standard leaves the binary.
+	@for f in $(STD)/*.wasm; do \
+		case " $(ALL_PLUGINS) " in *" $$(basename $$f .wasm) "*) ;; *) rm -f $$f && echo "removed $$f";; esac; \
+	done
 
 # go build writes to a temporary name first so that an interrupted build
 # never leaves a truncated .wasm that looks up to date.

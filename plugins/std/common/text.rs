@@ -148,10 +148,17 @@ pub fn path_clean(p: &str) -> String {
     let b = p.as_bytes();
     let rooted = b[0] == b'/';
     let n = b.len();
+    // Go's lazybuf: w is the length written; a byte at w may be read.
     let mut out: Vec<u8> = Vec::with_capacity(n);
+    let mut w = 0;
+    let append = |out: &mut Vec<u8>, w: &mut usize, c: u8| {
+        out.truncate(*w);
+        out.push(c);
+        *w += 1;
+    };
     let (mut r, mut dotdot) = (0, 0);
     if rooted {
-        out.push(b'/');
+        append(&mut out, &mut w, b'/');
         r = 1;
         dotdot = 1;
     }
@@ -162,31 +169,33 @@ pub fn path_clean(p: &str) -> String {
             r += 1;
         } else if b[r] == b'.' && b[r + 1] == b'.' && (r + 2 == n || b[r + 2] == b'/') {
             r += 2;
-            if out.len() > dotdot {
-                out.pop();
-                while out.len() > dotdot && out[out.len() - 1] != b'/' {
-                    out.pop();
+            if w > dotdot {
+                w -= 1;
+                while w > dotdot && out[w] != b'/' {
+                    w -= 1;
                 }
             } else if !rooted {
-                if !out.is_empty() {
-                    out.push(b'/');
+                if w > 0 {
+                    append(&mut out, &mut w, b'/');
                 }
-                out.extend_from_slice(b"..");
-                dotdot = out.len();
+                append(&mut out, &mut w, b'.');
+                append(&mut out, &mut w, b'.');
+                dotdot = w;
             }
         } else {
-            if rooted && out.len() != 1 || !rooted && !out.is_empty() {
-                out.push(b'/');
+            if rooted && w != 1 || !rooted && w != 0 {
+                append(&mut out, &mut w, b'/');
             }
             while r < n && b[r] != b'/' {
-                out.push(b[r]);
+                append(&mut out, &mut w, b[r]);
                 r += 1;
             }
         }
     }
-    if out.is_empty() {
+    if w == 0 {
         return ".".to_string();
     }
+    out.truncate(w);
     String::from_utf8(out).unwrap_or_default()
 }
 
