@@ -39,7 +39,7 @@ GO_PLUGINS := plan-mode protect-secrets explainer team-rules
 RUST_PLUGINS := plan-mode protect-secrets explainer team-rules
 STD_SRC      := $(EXAMPLES)/../std
 RUSTC        ?= /usr/bin/rustc
-RUST_FLAGS   := --edition 2021 --crate-type cdylib --target wasm32-wasi -C opt-level=s -C lto \
+RUST_FLAGS   := --edition 2021 --crate-type cdylib --target wasm32-wasi -C opt-level=3 -C lto \
                 -C panic=abort -C codegen-units=1 -C strip=symbols \
                 --remap-path-prefix=$(abspath $(STD_SRC))=plugins/std
 

@@ -57,6 +57,8 @@ pub struct Parsed {
 struct P<'a> {
     b: &'a [u8],
     i: usize,
+    /// false while checking a value that is not kept: nothing is built.
+    build: bool,
 }
 
 pub fn parse(b: &[u8]) -> Result<Json, String> {
@@ -64,10 +66,16 @@ pub fn parse(b: &[u8]) -> Result<Json, String> {
 }
 
 pub fn parse_spans(b: &[u8]) -> Result<Parsed, String> {
-    let mut p = P { b, i: 0 };
+    parse_keeping(b, &[])
+}
+
+/// parse_spans, with the top-level members named in skip checked but not
+/// built (Json::Null in the tree; their bytes are in spans).
+pub fn parse_keeping(b: &[u8], skip: &[&str]) -> Result<Parsed, String> {
+    let mut p = P { b, i: 0, build: true };
     let mut spans = Vec::new();
     p.ws();
-    let value = p.value(0, Some(&mut spans))?;
+    let value = p.value(0, Some((&mut spans, skip)))?;
     p.ws();
     if p.i != b.len() {
         return Err(p.err("after top-level value"));
@@ -100,7 +108,7 @@ impl<'a> P<'a> {
         }
         Ok(v)
     }
-    fn value(&mut self, depth: usize, spans: Option<&mut Vec<(String, usize, usize)>>) -> Result<Json, String> {
+    fn value(&mut self, depth: usize, spans: Option<(&mut Vec<(String, usize, usize)>, &[&str])>) -> Result<Json, String> {
         if depth > 10000 {
             return Err("exceeded max depth".to_string());
         }
@@ -128,11 +136,19 @@ impl<'a> P<'a> {
                     self.i += 1;
                     self.ws();
                     let start = self.i;
+                    let keep = self.build;
+                    let skip = spans.as_ref().map(|(_, skip)| skip.contains(&k.as_str())).unwrap_or(false);
+                    if skip {
+                        self.build = false;
+                    }
                     let v = self.value(depth + 1, None)?;
-                    if let Some(s) = spans.as_deref_mut() {
+                    self.build = keep;
+                    if let Some((s, _)) = spans.as_mut() {
                         s.push((k.clone(), start, self.i));
                     }
-                    m.push((k, v));
+                    if self.build {
+                        m.push((k, v));
+                    }
                     self.ws();
                     match self.b.get(self.i) {
                         Some(b',') => self.i += 1,
@@ -154,7 +170,10 @@ impl<'a> P<'a> {
                 }
                 loop {
                     self.ws();
-                    a.push(self.value(depth + 1, None)?);
+                    let v = self.value(depth + 1, None)?;
+                    if self.build {
+                        a.push(v);
+                    }
                     self.ws();
                     match self.b.get(self.i) {
                         Some(b',') => self.i += 1,
@@ -207,6 +226,9 @@ impl<'a> P<'a> {
             if self.digits() == 0 {
                 return Err(self.err("in exponent of numeric literal"));
             }
+        }
+        if !self.build {
+            return Ok(Json::Null);
         }
         Ok(Json::Num(String::from_utf8_lossy(&self.b[s..self.i]).into_owned()))
     }
@@ -279,12 +301,16 @@ impl<'a> P<'a> {
                             return Err(self.err("in string escape code"));
                         }
                     };
-                    let mut buf = [0u8; 4];
-                    out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                    if self.build {
+                        let mut buf = [0u8; 4];
+                        out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                    }
                 }
                 0..=0x1f => return Err(self.err("in string literal")),
                 0..=0x7f => {
-                    out.push(c);
+                    if self.build {
+                        out.push(c);
+                    }
                     self.i += 1;
                 }
                 _ => {
@@ -298,10 +324,14 @@ impl<'a> P<'a> {
                         Err(_) => 0,
                     };
                     if n == 0 {
-                        out.extend_from_slice("\u{FFFD}".as_bytes());
+                        if self.build {
+                            out.extend_from_slice("\u{FFFD}".as_bytes());
+                        }
                         self.i += 1;
                     } else {
-                        out.extend_from_slice(&self.b[self.i..self.i + n]);
+                        if self.build {
+                            out.extend_from_slice(&self.b[self.i..self.i + n]);
+                        }
                         self.i += n;
                     }
                 }

@@ -83,8 +83,9 @@ pub struct Request {
     pub options: Vec<Opt>,
     pub shell: Option<Shell>,
     pub paths: Vec<PathEntry>,
-    /// The config member as sent, and decoded; None when absent.
-    pub config: Option<(Vec<u8>, Json)>,
+    /// The config member's bytes as sent; None when absent. Decoded only
+    /// when read ([Request::config]): team-rules compares the bytes first.
+    pub config: Option<Vec<u8>>,
 }
 
 #[derive(Default)]
@@ -247,7 +248,9 @@ fn raw_member(v: Option<&Json>) -> Option<Json> {
 /// Decodes the request the host sent (what json.Unmarshal into abi.Request
 /// reads, for the fields the plugins use).
 pub fn parse_request(input: &[u8]) -> R<Request> {
-    let parsed = json::parse_spans(input)?;
+    // raw (the agent's whole message) is never read and config only when
+    // needed: both are checked, not built.
+    let parsed = json::parse_keeping(input, &["raw", "config"])?;
     let top = &parsed.value;
     let top = match top {
         Json::Obj(_) => top,
@@ -330,17 +333,17 @@ pub fn parse_request(input: &[u8]) -> R<Request> {
         });
     }
     if let Some((_, start, end)) = parsed.spans.iter().rev().find(|(k, _, _)| k == "config") {
-        req.config = Some((input[*start..*end].to_vec(), top.get("config").cloned().unwrap_or(Json::Null)));
+        req.config = Some(input[*start..*end].to_vec());
     }
     Ok(req)
 }
 
 impl Request {
     /// The config when it says something: absent and null are none.
-    pub fn config(&self) -> Option<&Json> {
-        match &self.config {
-            None | Some((_, Json::Null)) => None,
-            Some((_, v)) => Some(v),
+    pub fn config(&self) -> Option<Json> {
+        match self.config.as_ref().map(|b| json::parse(b)) {
+            None | Some(Ok(Json::Null)) | Some(Err(_)) => None,
+            Some(Ok(v)) => Some(v),
         }
     }
 }

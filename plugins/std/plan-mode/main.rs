@@ -11,7 +11,7 @@ use common::{Decision, Field, Request};
 fn decide(req: &Request) -> Result<Decision, String> {
     let mut only_in_mode = String::new();
     if let Some(cfg) = req.config() {
-        let f = common::decode_struct(cfg, "config", "main.config", &[("only_in_mode", Field::Str)]).map_err(common::config_err)?;
+        let f = common::decode_struct(&cfg, "config", "main.config", &[("only_in_mode", Field::Str)]).map_err(common::config_err)?;
         only_in_mode = common::str_field(f[0]);
     }
     if !only_in_mode.is_empty() && req.session.mode != only_in_mode {

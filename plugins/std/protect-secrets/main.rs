@@ -16,7 +16,7 @@ const DEFAULT_GLOBS: &[&str] = &[
 fn decide(req: &Request) -> Result<Decision, String> {
     let (mut globs, mut paths, mut home_key) = (None, None, false);
     if let Some(cfg) = req.config() {
-        let f = common::decode_struct(cfg, "config", "main.config", &[("globs", Field::StrList), ("paths", Field::StrList), ("home", Field::RawPtr)])
+        let f = common::decode_struct(&cfg, "config", "main.config", &[("globs", Field::StrList), ("paths", Field::StrList), ("home", Field::RawPtr)])
             .map_err(common::config_err)?;
         globs = common::str_list(f[0]);
         paths = common::str_list(f[1]);

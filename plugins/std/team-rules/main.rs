@@ -10,6 +10,7 @@ mod url;
 use common::json::{self, Json};
 use common::text::{fields, go_quote, is_abs, path_base, path_clean, path_join, path_match, quote, quote_list};
 use common::{Command, DecErr, Decision, Field, Problem, Redirect, Request};
+use std::rc::Rc;
 
 const NAME: &str = "team-rules";
 
@@ -292,10 +293,12 @@ fn valid_domain(d: &str) -> Result<(), String> {
 
 // The most recent configuration, by its bytes: an instance serves many
 // calls, nearly always with the same config (as the Go plugin's cache).
-static mut LAST: Option<(Vec<u8>, Vec<Rule>)> = None;
+static mut LAST: Option<(Vec<u8>, Rc<Vec<Rule>>)> = None;
 
-fn cached_config(req: &Request) -> Result<Vec<Rule>, String> {
-    let raw: &[u8] = req.config.as_ref().map(|(b, _)| b.as_slice()).unwrap_or(b"");
+fn cached_config(req: &Request) -> Result<Rc<Vec<Rule>>, String> {
+    let raw: &[u8] = req.config.as_deref().unwrap_or(b"");
+    // One thread: the module is single-threaded wasm, and nothing else
+    // touches LAST.
     unsafe {
         if let Some((b, rules)) = &*std::ptr::addr_of!(LAST) {
             if b.as_slice() == raw {
@@ -303,7 +306,8 @@ fn cached_config(req: &Request) -> Result<Vec<Rule>, String> {
             }
         }
     }
-    let rules = parse_config(req.config.as_ref().map(|(_, v)| v))?;
+    let cfg = req.config();
+    let rules = Rc::new(parse_config(cfg.as_ref())?);
     unsafe {
         *std::ptr::addr_of_mut!(LAST) = Some((raw.to_vec(), rules.clone()));
     }
@@ -388,7 +392,7 @@ fn decide(req: &Request) -> Result<Decision, String> {
     let rules = cached_config(req).map_err(|e| format!("bad config: {}", e))?;
     let mut c = Call::new(req);
     for action in ["reject", "ask"] {
-        for r in &rules {
+        for r in rules.iter() {
             if r.action != action {
                 continue;
             }
@@ -397,7 +401,7 @@ fn decide(req: &Request) -> Result<Decision, String> {
             }
         }
     }
-    let (used, blocker) = c.allowed_by(&rules);
+    let (used, blocker) = c.allowed_by(rules.as_slice());
     if !used.is_empty() {
         let refs: Vec<&Rule> = used.iter().collect();
         if common::narrowest_of_kind(&req.options, "allow_once").is_none() {
