@@ -127,7 +127,7 @@ endef
 $(foreach p,$(GO_PLUGINS),$(eval $(call go_plugin,$(p))))
 
 define rust_plugin
-$(OUT)/$(1).wasm: $(wildcard $(STD_SRC)/$(1)/*.rs) $(wildcard $(STD_SRC)/common/*.rs) $(OUT)/.toolchain-rust | $(OUT)
+$(OUT)/$(1).wasm: $(wildcard $(STD_SRC)/$(1)/*.rs) $(wildcard $(STD_SRC)/common/*.rs) $(EXAMPLES)/plugins.mk $(OUT)/.toolchain-rust | $(OUT)
 	$(RUSTC) $(RUST_FLAGS) -o $$(abspath $$@).tmp $(abspath $(STD_SRC))/$(1)/main.rs
 	mv $$@.tmp $$@
 endef
