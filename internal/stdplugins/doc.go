@@ -1,6 +1,8 @@
-// Package stdplugins holds the standard plugins: the example plugins of
-// plugins/examples, built reproducibly and embedded, so that a permhost
-// binary has a working policy with nothing else installed (no Go, no make,
+// Package stdplugins holds the standard plugins: small modules built
+// reproducibly from plugins/std (Rust: plan-mode, protect-secrets,
+// explainer, team-rules, whose Go reference implementations are in
+// plugins/examples) and plugins/examples (C and AssemblyScript), embedded
+// so that a permhost binary has a working policy with nothing else installed (no Go, no make,
 // no network). A configuration names one as path = "std:NAME".
 //
 // The modules are committed here by `make plugins`, with TOOLCHAIN, the

@@ -446,13 +446,20 @@ func requestOf(t *testing.T, lines []policy.ReplayLine, index int) abi.Request {
 }
 
 // exampleEngine is the decision engine of examples/permhost.toml, with the
-// example plugins built for this test. The plugins' timeouts are raised:
+// standard plugins built for this test. The plugins' timeouts are raised:
 // the table checks decisions, not speed, on a busy machine.
 func exampleEngine(t *testing.T) *policy.Engine {
 	t.Helper()
-	dir := filepath.Dir(exampleWasm(t, "team-rules"))
+	return exampleEngineOf(t, "")
+}
+
+// exampleEngineOf is exampleEngine with the plugins built in the
+// subdirectory sub of the build ("go": the Go reference implementations).
+func exampleEngineOf(t *testing.T, sub string) *policy.Engine {
+	t.Helper()
+	dir := filepath.Dir(exampleWasm(t, filepath.Join(sub, "team-rules")))
 	for _, p := range []string{"protect-secrets", "plan-mode", "explainer"} {
-		exampleWasm(t, p)
+		exampleWasm(t, filepath.Join(sub, p))
 	}
 	data := examples.WithPluginsDir(examples.Config, dir)
 	cfg, err := config.Parse(data, "examples/permhost.toml", filepath.Join(acptest.RepoRoot(t), "examples"))

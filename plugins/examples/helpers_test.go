@@ -317,10 +317,16 @@ type pluginCase struct {
 // runCases decides each case with p. Besides the case's own expectations,
 // every reason must be fit to show a person (no control characters, at
 // most 600 bytes) and no answer may pick a durable option.
+// A standard plugin with a Go reference implementation must also answer
+// each case exactly as the reference does (differential_test.go).
 func runCases(t *testing.T, p *host.Plugin, cases []pluginCase) {
 	t.Helper()
+	ref := referenceOf(t, p)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if ref != nil {
+				sameAnswer(t, "case", p, ref, tc.req)
+			}
 			d, err := p.Decide(context.Background(), tc.req)
 			if tc.failure != "" {
 				if host.KindOf(err) != tc.failure {

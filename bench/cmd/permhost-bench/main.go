@@ -100,6 +100,7 @@ func main() {
 		{"cold start", r.coldStart},
 		{"proxy decisions and peak RSS", r.proxyDecisions},
 		{"go test -bench ./bench", r.goBench},
+		{"standard plugins", r.stdPlugins},
 	}
 	onlyRE, err := regexp.Compile(*only)
 	if err != nil {

@@ -134,6 +134,7 @@ func (r *report) goals() []goal {
 	g = append(g, goal{name: "Time to fallback, hostile fixtures, worst p99", target: "≤ deadline + 2 ms (102 ms)", value: worst,
 		shown: fmt.Sprintf("%.1f ms", worst), met: worst <= 102, by: fmt.Sprintf("%+.1f ms", worst-102),
 		note: "see the per-fixture table: only the fixtures that run until the deadline can be late, by the time the host's goroutines (the deadline's timer, the hand-off at deadline + 1 ms) wait for a core on a loaded machine"})
+	g = append(g, r.stdGoals()...)
 	return g
 }
 
@@ -257,6 +258,7 @@ func (r *report) markdown() string {
 	for _, v := range []string{"agent alone", "proxy, no plugins", "proxy, team-rules, empty cache", "proxy, team-rules, warm cache", "proxy, constant plugin (900 B), warm cache"} {
 		w("| %s | %s | %s |\n", v, r.cell("p4.init."+v, 1, "%.1f"), r.cell("p4.decide."+v, 1, "%.1f"))
 	}
+	r.stdSection(w)
 
 	w("\n## P5: decisions per second\n\n")
 	w("In process: `go test -bench ^BenchmarkThroughput$ ./bench` (2 s per run), `host.Plugin` with its default pool (GOMAXPROCS instances) and four concurrent callers. Through the proxy: `bench/cmd/benchagent burst 2000` sends 2,000 permission requests at once through the real binary; the rate is from the agent's first request to its last answer.\n\n")
