@@ -112,7 +112,7 @@ func runPlugins(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			fmt.Fprintf(stdout, "\n%s", renderDoc(doc, "plugins/examples/"+e.Name+"/README.md"))
 		}
 	}
-	fmt.Fprintf(stdout, "\nBuilt from plugins/examples with %s.\n",
+	fmt.Fprintf(stdout, "\nBuilt with %s.\n",
 		strings.ReplaceAll(strings.TrimSpace(stdplugins.Toolchain), "\n", ", "))
 	if !withDocs {
 		fmt.Fprintln(stdout, "'permhost plugins NAME' prints a plugin's documentation: its configuration, with examples.")

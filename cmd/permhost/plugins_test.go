@@ -41,7 +41,7 @@ func TestPluginsListsStandardPlugins(t *testing.T) {
 	// configuration key explained, the code without its fences.
 	code, stdout, _ := runMain(t, "plugins", "--cache-dir", cache, "no-force-push")
 	for _, want := range []string{"std:no-force-push (version ", "  config keys: allow_force_with_lease\n",
-		"\n# no-force-push\n", "allow_force_with_lease = true", "\n    [[plugin]]\n", "Built from plugins/examples with go go1."} {
+		"\n# no-force-push\n", "allow_force_with_lease = true", "\n    [[plugin]]\n", "Built with rustc 1."} {
 		if code != exitOK || !strings.Contains(stdout, want) {
 			t.Errorf("text output lacks %q (exit %d):\n%s", want, code, stdout)
 		}
