@@ -656,8 +656,14 @@ func (p *Plugin) decideOn(ctx context.Context, inst *instance, r *encodedRequest
 // outcomes are errors.
 func decodeDecision(out []byte, options []abi.Option) (abi.Decision, error) {
 	var d abi.Decision
-	if err := decodeStrict(out, &d); err != nil {
+	if err := jsontext.Check(out); err != nil {
 		return abi.Decision{}, fmt.Errorf("output %.120q: %v", out, err)
+	}
+	if !decodeDecisionFast(out, &d) {
+		d = abi.Decision{}
+		if err := json.Unmarshal(out, &d); err != nil {
+			return abi.Decision{}, fmt.Errorf("output %.120q: %v", out, err)
+		}
 	}
 	if err := d.Validate(options); err != nil {
 		return abi.Decision{}, err
