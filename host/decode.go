@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"unicode/utf8"
 
 	"github.com/permhost/permhost/abi"
 )
@@ -29,8 +30,20 @@ var (
 // decodeDecisionFast decodes out into d and reports whether it could; when
 // it could not, d is to be discarded.
 func decodeDecisionFast(out []byte, d *abi.Decision) bool {
+	return decodeDecisionShape(out, d, false)
+}
+
+// decodeDecisionChecked is decodeDecisionFast for an out that has not been
+// through jsontext.Check: it reads only objects whose keys are all fields,
+// each once, and whose strings are valid UTF-8 without control characters,
+// so that what it accepts would pass jsontext.Check.
+func decodeDecisionChecked(out []byte, d *abi.Decision) bool {
+	return decodeDecisionShape(out, d, true)
+}
+
+func decodeDecisionShape(out []byte, d *abi.Decision, strict bool) bool {
 	i := skipSpace(out, 0)
-	i, ok := decodeObject(out, i, decisionKeys, func(key, val []byte, null bool) {
+	i, ok := decodeObject(out, i, strict, decisionKeys, func(key, val []byte, null bool) {
 		switch string(key) {
 		case "outcome":
 			if !null {
@@ -59,7 +72,7 @@ func decodeDecisionFast(out []byte, d *abi.Decision) bool {
 			d.Explanation = &abi.Explanation{}
 		}
 		e := d.Explanation
-		return decodeObject(out, at, explanationKeys, func(key, val []byte, null bool) {
+		return decodeObject(out, at, strict, explanationKeys, func(key, val []byte, null bool) {
 			if null {
 				return
 			}
@@ -78,11 +91,14 @@ func decodeDecisionFast(out []byte, d *abi.Decision) bool {
 
 // decodeObject reads the object at out[i:] and returns the index after it.
 // Each known key with a string or null value goes to set; the last of
-// keys, when nested is not nil, is an object read by nested instead.
-func decodeObject(out []byte, i int, keys []string, set func(key, val []byte, null bool), nested func(int) (int, bool)) (int, bool) {
+// keys, when nested is not nil, is an object read by nested instead. When
+// strict, an unknown or repeated key or a string that is not valid UTF-8
+// or holds a control character is refused.
+func decodeObject(out []byte, i int, strict bool, keys []string, set func(key, val []byte, null bool), nested func(int) (int, bool)) (int, bool) {
 	if i >= len(out) || out[i] != '{' {
 		return i, false
 	}
+	var seen uint
 	i = skipSpace(out, i+1)
 	if i < len(out) && out[i] == '}' {
 		return i + 1, true
@@ -100,7 +116,14 @@ func decodeObject(out []byte, i int, keys []string, set func(key, val []byte, nu
 		if i >= len(out) {
 			return i, false
 		}
-		switch known := knownKey(key, keys); {
+		known := knownKey(key, keys)
+		if strict {
+			if known < 0 || known == len(keys) || seen&(1<<known) != 0 {
+				return i, false
+			}
+			seen |= 1 << known
+		}
+		switch {
 		case known < 0:
 			return i, false // a case-insensitive match: encoding/json's rules
 		case known == len(keys):
@@ -119,7 +142,7 @@ func decodeObject(out []byte, i int, keys []string, set func(key, val []byte, nu
 			i += len("null")
 		default:
 			val, j, ok := plainString(out, i)
-			if !ok {
+			if !ok || strict && !cleanString(val) {
 				return i, false
 			}
 			set(key, val, false)
@@ -171,6 +194,17 @@ func plainString(out []byte, i int) ([]byte, int, bool) {
 		return nil, i, false
 	}
 	return s, i + 2 + end, true
+}
+
+// cleanString reports whether s is valid UTF-8 without a control
+// character: a valid JSON string's contents once its escapes are refused.
+func cleanString(s []byte) bool {
+	for _, b := range s {
+		if b < 0x20 || b >= utf8.RuneSelf {
+			return utf8.Valid(s) && bytes.IndexFunc(s, func(r rune) bool { return r < 0x20 }) < 0
+		}
+	}
+	return true
 }
 
 // skipValue returns the index after the valid JSON value at out[i:], a

@@ -53,12 +53,25 @@ func TestDecodeDecisionFast(t *testing.T) {
 }
 
 // FuzzDecodeDecisionFast: whenever the fast path reads an output, it reads
-// what encoding/json reads.
+// what encoding/json reads; whatever the unchecked path reads passes
+// jsontext.Check.
 func FuzzDecodeDecisionFast(f *testing.F) {
 	for _, tc := range decodeSeeds {
 		f.Add([]byte(tc.out))
 	}
+	f.Add([]byte("{\"outcome\":\"a\x01\"}"))
+	f.Add([]byte("{\"reason\":\"\xff\"}"))
+	f.Add([]byte(`{"reason":"a","reason":"b"}`))
 	f.Fuzz(func(t *testing.T, out []byte) {
+		var checked abi.Decision
+		if decodeDecisionChecked(out, &checked) {
+			if err := jsontext.Check(out); err != nil {
+				t.Fatalf("%q: read unchecked, refused by jsontext.Check: %v", out, err)
+			}
+			var want abi.Decision
+			require.NoError(t, json.Unmarshal(out, &want))
+			assert.Equal(t, want, checked, "%s", out)
+		}
 		if jsontext.Check(out) != nil {
 			return
 		}
@@ -72,4 +85,19 @@ func FuzzDecodeDecisionFast(f *testing.F) {
 		}
 		assert.Equal(t, want, got, "%s", out)
 	})
+}
+
+func TestDecodeDecisionCheckedRefuses(t *testing.T) {
+	for _, out := range []string{
+		`{"outcome":"allow","outcome":"reject"}`, // a repeated key
+		`{"outcome":"allow","extra":1}`,          // an unknown key: jsontext.Check decides
+		"{\"reason\":\"\xff\"}",                  // invalid UTF-8
+		"{\"reason\":\"a\x01\"}",                 // a control character
+		`{"outcome":"allow"} x`,
+		`{"outcome":"allow"`,
+		`{"explanation":nul}`,
+	} {
+		var d abi.Decision
+		assert.False(t, decodeDecisionChecked([]byte(out), &d), out)
+	}
 }
