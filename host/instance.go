@@ -3,7 +3,6 @@ package host
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -35,8 +34,7 @@ type instance struct {
 	stdio context.Context
 
 	// Per-call state, reset by begin.
-	input      inputBuffer
-	enc        *json.Encoder
+	input      []byte
 	arena      arena
 	inputOff   uint64 // the input's block, made on the first input_offset
 	outOff     uint64
@@ -76,15 +74,6 @@ type instance struct {
 	closed    atomic.Bool // for tests: a closed instance is never pooled
 }
 
-// inputBuffer is the encoded request; an io.Writer for the instance's
-// json.Encoder so that encoding reuses one backing array.
-type inputBuffer []byte
-
-func (b *inputBuffer) Write(p []byte) (int, error) {
-	*b = append(*b, p...)
-	return len(p), nil
-}
-
 // streamWriter captures the plugin's stdout or stderr into the call's logs.
 type streamWriter struct {
 	inst  *instance
@@ -107,8 +96,6 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, *Error) {
 	inst := &instance{plugin: p, stack: make([]uint64, 1)}
 	inst.cc.inst = inst
 	inst.stdio = sandbox.WithStdio(context.Background(), streamWriter{inst, "stdout"}, streamWriter{inst, "stderr"})
-	inst.enc = json.NewEncoder(&inst.input)
-	inst.enc.SetEscapeHTML(false)
 	cfg := sandbox.ModuleConfig().
 		WithName("").        // anonymous, so that one runtime can hold many instances
 		WithStartFunctions() // the pool runs _initialize under the init budget
@@ -210,12 +197,9 @@ func (inst *instance) encode(req *abi.Request) error {
 	if cap(inst.input) > 1<<20 {
 		inst.input = nil
 	}
-	inst.input = inst.input[:0]
-	if err := inst.enc.Encode(encodable(req)); err != nil {
-		return err
-	}
-	inst.input = inst.input[:len(inst.input)-1] // Encode's newline
-	return nil
+	var err error
+	inst.input, err = appendRequest(inst.input[:0], req)
+	return err
 }
 
 // begin resets the per-call state.

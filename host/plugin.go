@@ -655,9 +655,19 @@ func (p *Plugin) decideOn(ctx context.Context, inst *instance, r *encodedRequest
 // case-insensitively), wrongly typed fields, trailing data and unknown
 // outcomes are errors.
 func decodeDecision(out []byte, options []abi.Option) (abi.Decision, error) {
+	// The common shape is read by hand (decode.go); what is read so would
+	// pass jsontext.Check.
 	var d abi.Decision
-	if err := decodeStrict(out, &d); err != nil {
-		return abi.Decision{}, fmt.Errorf("output %.120q: %v", out, err)
+	if !decodeDecisionChecked(out, &d) {
+		if err := jsontext.Check(out); err != nil {
+			return abi.Decision{}, fmt.Errorf("output %.120q: %v", out, err)
+		}
+		if d = (abi.Decision{}); !decodeDecisionFast(out, &d) {
+			d = abi.Decision{}
+			if err := json.Unmarshal(out, &d); err != nil {
+				return abi.Decision{}, fmt.Errorf("output %.120q: %v", out, err)
+			}
+		}
 	}
 	if err := d.Validate(options); err != nil {
 		return abi.Decision{}, err

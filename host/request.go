@@ -1,9 +1,7 @@
 package host
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -29,11 +27,10 @@ type encodedRequest struct {
 	// guest may not have stopped yet and may still read it, so that buf
 	// is never reused.
 	abandoned bool
-	// buf and enc are reused from decision to decision (encodings): a
+	// buf and cbuf are reused from decision to decision (encodings): a
 	// fresh buffer per decision would allocate what the instance's own
-	// buffer used to reuse, and encoding is most of a warm decision's cost.
-	buf bytes.Buffer
-	enc *json.Encoder
+	// buffer used to reuse.
+	buf, cbuf []byte
 	// config is the request's Config encoded as encoding/json would;
 	// configErr is why it could not be (only a plugin without a config of
 	// its own receives it).
@@ -47,12 +44,7 @@ const configKey = `,"config":`
 // testHookEncode, when set, is called for every request encoded.
 var testHookEncode func()
 
-var encodings = sync.Pool{New: func() any {
-	r := &encodedRequest{}
-	r.enc = json.NewEncoder(&r.buf)
-	r.enc.SetEscapeHTML(false)
-	return r
-}}
+var encodings = sync.Pool{New: func() any { return &encodedRequest{} }}
 
 // maxPooledEncoding bounds the buffers kept for reuse, as instances bound
 // their own.
@@ -65,21 +57,20 @@ func newEncodedRequest(req abi.Request) *encodedRequest {
 	}
 	r := encodings.Get().(*encodedRequest)
 	r.req = req
-	r.buf.Reset()
 	bare := req
 	bare.Config = nil
-	if r.err = r.enc.Encode(encodable(&bare)); r.err != nil {
+	r.buf, r.err = appendRequest(r.buf[:0], &bare)
+	if r.err != nil {
 		return r
 	}
-	r.base = bytes.TrimSuffix(r.buf.Bytes(), []byte("\n"))
+	r.base = r.buf
 	if len(req.Config) > 0 {
-		var cbuf bytes.Buffer // not buf: base keeps its bytes
-		enc := json.NewEncoder(&cbuf)
-		enc.SetEscapeHTML(false)
-		if r.configErr = enc.Encode(req.Config); r.configErr != nil {
+		// Not into buf: base keeps its bytes.
+		r.cbuf, r.configErr = appendRawOmit(r.cbuf[:0], "", req.Config)
+		if r.configErr != nil {
 			return r
 		}
-		r.config = bytes.TrimSuffix(cbuf.Bytes(), []byte("\n"))
+		r.config = r.cbuf
 	}
 	return r
 }
@@ -87,7 +78,7 @@ func newEncodedRequest(req abi.Request) *encodedRequest {
 // release gives r back for reuse once no call can read it: never after a
 // call on the shared bytes was abandoned. r must not be used after it.
 func (r *encodedRequest) release() {
-	if r.abandoned || r.buf.Cap() > maxPooledEncoding {
+	if r.abandoned || cap(r.buf) > maxPooledEncoding || cap(r.cbuf) > maxPooledEncoding {
 		return
 	}
 	r.req, r.base, r.err, r.config, r.configErr = abi.Request{}, nil, nil, nil, nil

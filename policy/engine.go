@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -33,6 +34,10 @@ type Options struct {
 	Home string
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Notice, when set, receives the few lines a person at the terminal
+	// should see (stderr): that a plugin is being compiled on a first run,
+	// once, when its load takes longer than a second.
+	Notice io.Writer
 	// Log, when set, receives decision-log entries instead of the file
 	// named by the configuration.
 	Log *DecisionLog
@@ -92,6 +97,8 @@ type Engine struct {
 	gov      *governor     // the proxy's Governor
 	observe  func(LogEntry)
 	loadWait time.Duration
+	notice   io.Writer // Options.Notice
+	noticed  sync.Once // the compile notice is made once
 
 	// loader and after are Engine.loadPlugin and time.After; tests
 	// replace them before anything loads.
@@ -146,7 +153,7 @@ func newEngine(opts Options) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, via: opts.Via, home: opts.Home, log: opts.Logger, now: opts.Now,
 		cacheDir: opts.CacheDir, extra: opts.Members, ready: make(chan struct{}), observe: opts.Observe,
-		loadWait: cfg.LoadWait, slots: map[*slot]struct{}{}, after: time.After, reportedMistakes: map[string]bool{}}
+		loadWait: cfg.LoadWait, notice: opts.Notice, slots: map[*slot]struct{}{}, after: time.After, reportedMistakes: map[string]bool{}}
 	e.loader = e.loadPlugin
 	e.gov = newGovernor(e, nil)
 	if e.log == nil {

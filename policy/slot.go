@@ -76,7 +76,15 @@ func (s *slot) load(ctx context.Context) {
 	first := true
 	wait := retryFirst
 	for attempt := 1; ; attempt++ {
+		var ended chan struct{}
+		if first {
+			ended = make(chan struct{})
+			s.e.watchSlowLoad(s, ended)
+		}
 		p, err := s.e.loader(ctx, s.src, s.pc)
+		if ended != nil {
+			close(ended)
+		}
 		late := false
 		if err == nil {
 			if err, late = s.e.checkKeys(s.pc, p); err != nil {

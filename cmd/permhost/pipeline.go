@@ -67,7 +67,7 @@ func newEngine(ctx context.Context, cfg *config.Config, via string, logger *slog
 	if cfg == nil {
 		return nil, nil, nil
 	}
-	e, err := policy.New(ctx, policy.Options{Config: cfg, Via: via, Logger: logger})
+	e, err := policy.New(ctx, policy.Options{Config: cfg, Via: via, Logger: logger, Notice: os.Stderr})
 	if err != nil {
 		return nil, nil, fmt.Errorf("permhost: %w", err)
 	}

@@ -157,7 +157,7 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	out := newRunPrinter(stdout, stderr, *jsonOut)
 	defer out.close()
-	engine, err := policy.New(ctx, policy.Options{Config: cfg, Via: "run", Logger: logger, Observe: out.observe})
+	engine, err := policy.New(ctx, policy.Options{Config: cfg, Via: "run", Logger: logger, Observe: out.observe, Notice: os.Stderr})
 	if err != nil {
 		return fail("%v", err)
 	}

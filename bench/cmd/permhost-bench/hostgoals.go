@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+)
+
+// hostGoals are issue #20's goals for the host's own cost, each judged
+// against its floor measured in the same run (BenchmarkDecide): the
+// constant plugin through host.Plugin.Decide against the raw wazero call of
+// the same module, and the same plugin behind the process wall against it
+// in process. Absent when BenchmarkDecide did not run.
+func (r *report) hostGoals() []goal {
+	var g []goal
+	const (
+		inProc  = "bench.Decide/permhost.ns/op"
+		raw     = "bench.Decide/wazero-raw.ns/op"
+		process = "bench.Decide/permhost-process.ns/op"
+	)
+	if r.has(inProc) && r.has(raw) {
+		q := r.pairedMedian(inProc, raw, func(a, b float64) float64 { return a / b })
+		g = append(g, goal{name: "Warm constant plugin (`Plugin.Decide`: encode, call under the deadline, decode, validate) vs the raw wazero call, same run",
+			target: "≤ 1.50×", value: q,
+			shown: fmt.Sprintf("%.2f× (%.1f µs vs %.1f µs)", q, r.median(inProc)/1e3, r.median(raw)/1e3),
+			met:   q <= 1.5, by: fmt.Sprintf("%+.2f×", q-1.5),
+			note: "the host's own work per call is profiled in RATIONALE.md (\"The host's own cost per decision\"); what is left beyond the raw call is the hand-off to the instance's goroutine that keeps the hard deadline, and the encoding of the 1 KiB request"})
+	}
+	if r.has(inProc) && r.has(process) {
+		d := r.pairedMedian(process, inProc, func(a, b float64) float64 { return (a - b) / 1e3 })
+		g = append(g, goal{name: "Process wall: the constant plugin through a worker child vs in process, same run",
+			target: "≤ +40 µs", value: d,
+			shown: fmt.Sprintf("%+.1f µs (%.1f µs vs %.1f µs)", d, r.median(process)/1e3, r.median(inProc)/1e3),
+			met:   d <= 40, by: fmt.Sprintf("%+.1f µs", d-40),
+			note: "each exchange is two pipe writes and two wake-ups of another process on a 2-core machine shared with other work; RATIONALE.md (\"The host's own cost per decision\") has the profile of both sides"})
+	}
+	return g
+}
+
+// pairedMedian is the median of f over the samples of a and b taken in the
+// same repetition (go test -count runs every sub-benchmark once per
+// repetition, in order), or f of the medians when the counts differ.
+func (r *report) pairedMedian(a, b string, f func(a, b float64) float64) float64 {
+	sa, sb := r.samples[a], r.samples[b]
+	if len(sa) != len(sb) || len(sa) == 0 {
+		return f(r.median(a), r.median(b))
+	}
+	v := make([]float64, len(sa))
+	for i := range sa {
+		v[i] = f(sa[i], sb[i])
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
