@@ -79,7 +79,9 @@ func (l logLine) agent() string {
 type filter struct{ agent, project, outcome, by string }
 
 func (f filter) keep(l logLine) bool {
-	has := func(s, sub string) bool { return sub == "" || strings.Contains(strings.ToLower(s), strings.ToLower(sub)) }
+	has := func(s, sub string) bool {
+		return sub == "" || strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+	}
 	return has(l.agent(), f.agent) && has(l.Cwd+" "+l.Reason, f.project) &&
 		(f.outcome == "" || l.verdict() == f.outcome) && has(l.decider(), f.by)
 }

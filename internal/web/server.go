@@ -83,8 +83,8 @@ type Server struct {
 
 // New checks opts: a non-loopback address without TLS is refused.
 func New(opts Options) (*Server, error) {
-	if opts.Leader == nil || len(opts.Secret) < 16 {
-		return nil, fmt.Errorf("%w: a leader and a secret of at least 16 bytes are required", ErrOptions)
+	if len(opts.Secret) < 16 {
+		return nil, fmt.Errorf("%w: a secret of at least 16 bytes is required", ErrOptions)
 	}
 	useTLS := opts.CertFile != "" || opts.KeyFile != ""
 	if useTLS && (opts.CertFile == "" || opts.KeyFile == "") {
@@ -114,8 +114,15 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// SetLeader sets the leader the page shows, when it was not known at New
+// (the leader's OnDecision calls Record); call it before Start.
+func (s *Server) SetLeader(l Leader) { s.opts.Leader = l }
+
 // Start listens and serves until Close.
 func (s *Server) Start() error {
+	if s.opts.Leader == nil {
+		return fmt.Errorf("%w: no leader", ErrOptions)
+	}
 	l, err := net.Listen("tcp", s.opts.Addr)
 	if err != nil {
 		return fmt.Errorf("web: %w", err)
