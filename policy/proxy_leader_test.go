@@ -27,7 +27,7 @@ func TestProxyLeaderAnswerRetractsEditorPrompt(t *testing.T) {
 	}}
 	s.engine.SetLeader(func(ctx context.Context, req abi.Request, v host.Verdict, shown []abi.Option) policy.LeaderAnswer {
 		return policy.LeaderAnswer{Answered: true, OptionID: "reject", DecidedBy: policy.ByPerson, Reason: "chosen at web:abc123",
-			Person: &policy.LogPerson{Shown: []string{"allow", "reject"}, Answer: "reject", Who: "web:abc123 at leader pid 1"},
+			Person:     &policy.LogPerson{Shown: []string{"allow", "reject"}, Answer: "reject", Who: "web:abc123 at leader pid 1"},
 			PersonText: "use make clean instead"}
 	})
 	pr := permissionRequest(t, claudeBash)
