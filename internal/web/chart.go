@@ -22,7 +22,13 @@ func chart(lines []logLine) string {
 	if len(lines) == 0 {
 		return `<p class="empty">No decisions to chart.</p>`
 	}
-	end := lines[len(lines)-1].Time.Truncate(time.Hour)
+	var last time.Time
+	for _, l := range lines {
+		if l.Time.After(last) {
+			last = l.Time
+		}
+	}
+	end := last.Truncate(time.Hour)
 	start := end.Add(-(chartHours - 1) * time.Hour)
 	type bar map[string]int
 	bars := make([]bar, chartHours)
