@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestWebApproverRejectWithReason: `permhost proxy --leader` in front of
+// likeagent, `permhost leader --web` without a terminal, and a real
+// chromium logged in to the page. The agent asks; the editor is asked and
+// does not answer; the page shows the request; a click on reject with a
+// typed reason answers the agent with the reject, retracts the editor's
+// prompt ($/cancel_request), tells the model the reason (_session/steering)
+// and logs the browser as who decided.
+func TestWebApproverRejectWithReason(t *testing.T) {
+	chromium := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			chromium = p
+			break
+		}
+	}
+	if chromium == "" {
+		t.Skip("no chromium found (apt-get install chromium): the browser test cannot run")
+	}
+	socket := leaderSocket(t)
+	dir := t.TempDir()
+	lctx, stopLeader := context.WithCancel(context.Background())
+	defer stopLeader()
+	leaderCmd := exec.CommandContext(lctx, permhostBin, "leader", "--socket", socket, "--web", "127.0.0.1:0", "--web-secret", filepath.Join(dir, "web-secret"))
+	leaderCmd.Env = append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+	stderr, err := leaderCmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := leaderCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopLeader(); leaderCmd.Wait() })
+	links := make(chan string, 1)
+	var leaderErr strings.Builder
+	var lmu sync.Mutex
+	go func() {
+		linkRe := regexp.MustCompile(`login link .*: (http://127\.0\.0\.1:\d+/login\?t=\S+)`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lmu.Lock()
+			leaderErr.WriteString(sc.Text() + "\n")
+			lmu.Unlock()
+			if m := linkRe.FindStringSubmatch(sc.Text()); m != nil {
+				links <- m[1]
+			}
+		}
+	}()
+	var link string
+	select {
+	case link = <-links:
+	case <-time.After(30 * time.Second):
+		lmu.Lock()
+		t.Fatalf("the leader printed no login link:\n%s", leaderErr.String())
+	}
+
+	r := startLikeWith(t, likeOpts{agent: "codex", session: "reasons = \"steer\"\nmodes = \"govern\"", proxyArgs: []string{"--leader", socket},
+		agentArgs: []string{"-steering-events"}})
+	editorAsked := make(chan struct{}, 1)
+	r.mu.Lock()
+	asks := 0
+	r.answerMsg = func(m *wireMsg) []byte {
+		if asks++; asks == 1 {
+			editorAsked <- struct{}{}
+			return nil // the person at the editor does not answer the rm
+		}
+		return editorAnswer(m.ID, "allow_once") // and allows the next step
+	}
+	r.mu.Unlock()
+
+	// The browser.
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	bctx, cancelB := chromedp.NewContext(actx)
+	defer cancelB()
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(bctx, 2*time.Minute)
+	defer cancel()
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	if err := chromedp.Do(ctx, chromedp.Navigate(link), chromedp.WaitVisible(css(`#conn[data-state="live"]`))); err != nil {
+		t.Fatal(err)
+	}
+	me, err := chromedp.Run(ctx, chromedp.Text(css(`#me b`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	turn := make(chan struct{})
+	go func() {
+		defer close(turn)
+		r.mu.Lock()
+		r.answer = func([]optionShown) string { return "" }
+		r.mu.Unlock()
+		r.call("session/prompt", `{"sessionId":`+quote(r.session)+`,"prompt":[{"type":"text","text":"run: rm -rf build\nwrite: notes.txt"}]}`)
+	}()
+	select {
+	case <-editorAsked:
+	case <-time.After(30 * time.Second):
+		lmu.Lock()
+		t.Fatalf("the editor was not asked; leader:\n%s", leaderErr.String())
+	}
+	const reason = "use make clean instead"
+	if err := chromedp.Do(ctx,
+		chromedp.WaitVisible(css(`#req-1 button.reject`)),
+		chromedp.SendKeys(css(`#req-1 input.said`), reason),
+		chromedp.Click(css(`#req-1 button.reject`)),
+		chromedp.WaitVisible(css(`#resolved li[data-seq="1"]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-turn:
+	case <-time.After(time.Minute):
+		t.Fatal("the turn did not end after the page's answer")
+	}
+	ev := r.lastEvents(3)
+	if ev[0].Step != "run: rm -rf build" || ev[0].Ran || ev[0].Answer != "cancel" {
+		t.Errorf("the rm step: %+v, want rejected (cancel is codex's reject_once)", ev[0])
+	}
+	want := "steering: The user rejected this tool call and said: " + reason + " (tool call: rm -rf build)"
+	if ev[1].Step != want || ev[1].Answer != "injected" {
+		t.Errorf("after the reject the agent got %+v, want %q injected", ev[1], want)
+	}
+	if r.client.index(func(m *wireMsg) bool { return m.Method == "$/cancel_request" }) < 0 {
+		t.Errorf("the editor's prompt was not withdrawn ($/cancel_request)")
+	}
+	e := r.entries("of the page's reject", func(m map[string]any) bool { return m["decidedBy"] == "person" })[0]
+	if p, _ := e["person"].(map[string]any); !strings.HasPrefix(fmt.Sprint(p["who"]), me+" at leader pid") {
+		t.Errorf("the entry's person: %v, want who %s at the leader", e["person"], me)
+	}
+	if line, _ := chromedp.Run(ctx, chromedp.Text(css(`#resolved li[data-seq="1"]`))); !strings.Contains(line, "answered by "+me) {
+		t.Errorf("the page says %q", line)
+	}
+	r.finish()
+}
