@@ -249,8 +249,8 @@ func leaderEntry(r leader.Record, strategy string) policy.LogEntry {
 		e.DecidedBy = r.Outcome // withdrawn or undecided: nobody decided
 	}
 	who := r.Question.Worker.String()
-	if r.By != "" {
-		who = r.By + " for " + who
+	if r.By != "" && r.By != leader.ByTerminal {
+		who = r.By + " for " + who // a browser of the web approver
 	}
 	if r.Prompted || e.DecidedBy == policy.ByPerson {
 		p := &policy.LogPerson{Shown: []string{}, Answer: r.Answer, Refused: r.Refused, Who: who}
