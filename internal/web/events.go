@@ -34,8 +34,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, sess *session) {
 		s.streams--
 		s.streamMu.Unlock()
 	}()
-	// A stream outlives the server's write timeout.
-	http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	// A stream outlives the server's read timeout (which would cancel
+	// the request) and any write timeout.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Time{})
+	rc.SetWriteDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
