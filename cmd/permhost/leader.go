@@ -36,7 +36,9 @@ func runLeader(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintln(fs.Output(), "usage: permhost leader --socket PATH [--config FILE] [--web ADDR [--web-cert FILE --web-key FILE]]")
 		fmt.Fprintln(fs.Output(), "\nListens for `permhost run --leader PATH` workers and puts the requests their plugins could not")
 		fmt.Fprintln(fs.Output(), "decide to you, one at a time, in arrival order, after its own plugins. Stop it with Ctrl-C:")
-		fmt.Fprintln(fs.Output(), "waiting workers then fall back to their own headless policy.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "waiting workers then fall back to their own headless policy. `permhost proxy --leader PATH` joins too.")
+		fmt.Fprintln(fs.Output(), "With --web ADDR a web page shows every pending request live and answers any of them; start-up")
+		fmt.Fprintln(fs.Output(), "prints a one-time login link (docs/web-approver.md).\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args, stdout); !ok {
