@@ -3,8 +3,10 @@ package policy_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
@@ -21,9 +23,13 @@ func TestProxyLeaderAnswerRetractsEditorPrompt(t *testing.T) {
 	s := newEngine(t, cfg)
 	retracted := make(chan struct{})
 	c := &fakeClient{answer: func(ctx context.Context, _ json.RawMessage) (acp.Answer, error) {
-		<-ctx.Done() // the real Client sends $/cancel_request here
-		close(retracted)
-		return acp.Answer{}, ctx.Err()
+		select {
+		case <-ctx.Done(): // the real Client sends $/cancel_request here
+			close(retracted)
+			return acp.Answer{}, ctx.Err()
+		case <-time.After(30 * time.Second):
+			return acp.Answer{}, errors.New("the editor's prompt was never retracted")
+		}
 	}}
 	s.engine.SetLeader(func(ctx context.Context, req abi.Request, v host.Verdict, shown []abi.Option) policy.LeaderAnswer {
 		return policy.LeaderAnswer{Answered: true, OptionID: "reject", DecidedBy: policy.ByPerson, Reason: "chosen at web:abc123",
@@ -57,8 +63,11 @@ func TestProxyEditorAnswerWithdrawsFromLeader(t *testing.T) {
 	s := newEngine(t, nil)
 	withdrawn := make(chan struct{})
 	s.engine.SetLeader(func(ctx context.Context, req abi.Request, v host.Verdict, shown []abi.Option) policy.LeaderAnswer {
-		<-ctx.Done()
-		close(withdrawn)
+		select {
+		case <-ctx.Done():
+			close(withdrawn)
+		case <-time.After(30 * time.Second):
+		}
 		return policy.LeaderAnswer{Fallback: "request withdrawn from the leader"}
 	})
 	c := &fakeClient{answer: selects("allow")}
@@ -66,7 +75,11 @@ func TestProxyEditorAnswerWithdrawsFromLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	<-withdrawn // the handler returns only after withdrawing
+	select {
+	case <-withdrawn:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the leader's request was not withdrawn")
+	}
 	if got := resultOf(t, resp); !strings.Contains(got, `"optionId":"allow"`) {
 		t.Fatalf("the agent got %s, want the editor's allow", got)
 	}
