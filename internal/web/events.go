@@ -90,6 +90,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, sess *session) {
 			fl.Flush()
 		case <-r.Context().Done():
 			return
+		case <-s.stop:
+			return
 		}
 	}
 }

@@ -79,6 +79,8 @@ type Server struct {
 	l    net.Listener
 	base string
 	stop chan struct{}
+
+	closeOnce sync.Once
 }
 
 // New checks opts: a non-loopback address without TLS is refused.
@@ -160,16 +162,22 @@ func (s *Server) URL() string { return s.base }
 // to the person, never to a log.
 func (s *Server) LoginURL() string { return s.base + "/login?t=" + s.auth.loginToken() }
 
-// Close stops serving; open event streams end.
+// Close stops serving; open event streams end. It is idempotent.
 func (s *Server) Close() error {
-	if s.hs == nil {
-		return nil
-	}
-	close(s.stop)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	s.hs.Shutdown(ctx)
-	return s.hs.Close()
+	var err error
+	s.closeOnce.Do(func() {
+		if s.hs == nil {
+			return
+		}
+		close(s.stop)
+		// Closing stop ends the event streams; Shutdown then waits a
+		// moment for the other requests, Close ends the rest.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		s.hs.Shutdown(ctx)
+		err = s.hs.Close()
+	})
+	return err
 }
 
 // Handler is the page's routes, each behind its checks.
