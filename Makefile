@@ -15,7 +15,7 @@ SLOW_PKGS := ./e2e ./plugins/examples ./bench
 
 export PERMHOST_PLUGINS_DIR := $(abspath $(PLUGINS))
 
-.PHONY: all build plugins plugin-docs build-plugins test test-race check demo bench soak fuzz clean wat
+.PHONY: all build plugins plugin-docs build-plugins test test-race check demo bench soak fuzz clean wat load-web
 
 # plugins first: it may refresh the modules the binary embeds.
 all: plugins
@@ -92,6 +92,11 @@ bench: build build-plugins
 soak: build build-plugins
 	PERMHOST_SOAK=long PERMHOST_SOAK_REPORT=$(abspath $(BUILD))/soak.md $(GOTEST) -count=1 -timeout 25m -run '^TestSoak' -v ./e2e
 	PERMHOST_SIM_SEEDS=$(SIM_SEEDS) $(GOTEST) -count=1 -timeout 60m -run '^TestSimulation$$' ./policy
+
+# The web approver under load: 50 agents x 20 pending requests, two pages
+# (figures in BENCHMARKS.md, "The leader's web approver under load").
+load-web:
+	PERMHOST_LOAD=1 $(GOTEST) -count=1 -timeout 10m -run '^TestLoad$$' -v ./internal/web
 
 fuzz:
 	bench/fuzz.sh $(FUZZTIME) '$(FUZZ)'

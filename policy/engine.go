@@ -83,6 +83,7 @@ type source struct {
 // keeps the last good one, and the plugins a reload replaces are closed
 // once the last decision using them ends.
 type Engine struct {
+	leader   LeaderFunc // permhost proxy --leader (proxy_leader.go)
 	cfg      *config.Config
 	via      string
 	home     string

@@ -29,6 +29,9 @@ type LeaderAnswer struct {
 	DecidedBy string
 	Reason    string
 	Person    *LogPerson
+	// PersonText is what the leader's person typed with the answer; with
+	// a reject it reaches the model ([session] reasons, reasons.go).
+	PersonText string
 }
 
 // askLeader applies a leader's answer to d; it reports false, with why
@@ -49,6 +52,7 @@ func (h headlessHandler) askLeader(ctx context.Context, d *headlessDecision, req
 		return false
 	}
 	d.entry.DecidedBy, d.entry.Reason, d.entry.Person = a.DecidedBy, a.Reason, a.Person
+	d.personText = a.PersonText
 	proxyHandler{h.e}.setAnswer(&d.decision, req, a.OptionID, a.OptionID == "")
 	return true
 }

@@ -30,6 +30,9 @@ type decision struct {
 	// deliver checks it and logs what it says.
 	result json.RawMessage
 	offers []grants.Offer // permhost's grants shown to the person
+	// personText is what a leader's person typed with the answer
+	// (proxy_leader.go); with a reject it reaches the model.
+	personText string
 }
 
 func (h proxyHandler) RequestPermission(ctx context.Context, pr *acp.PermissionRequest, c acp.Client) (acp.Response, error) {
@@ -55,7 +58,7 @@ func (h proxyHandler) RequestPermission(ctx context.Context, pr *acp.PermissionR
 			d = h.person(ctx, pr, req, v, c, entry)
 		}
 	}
-	result, then := e.deliver(ctx, pr, req, err, &d, start, "", c.Deliver)
+	result, then := e.deliver(ctx, pr, req, err, &d, start, d.personText, c.Deliver)
 	if ctx.Err() != nil {
 		return acp.Response{}, ctx.Err()
 	}
@@ -299,6 +302,9 @@ func (h proxyHandler) person(ctx context.Context, pr *acp.PermissionRequest, req
 		var cancel context.CancelFunc
 		askCtx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
+	}
+	if h.e.leader != nil {
+		return h.personOrLeader(ctx, askCtx, req, v, shown, params, c, d)
 	}
 	return h.personAnswered(ctx, req, shown, readAnswer(c.Ask(askCtx, params)), d)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/permhost/permhost/internal/leader"
 	"github.com/permhost/permhost/internal/prompt"
 	"github.com/permhost/permhost/internal/safetext"
+	"github.com/permhost/permhost/internal/web"
 	"github.com/permhost/permhost/policy"
 )
 
@@ -26,12 +27,18 @@ func runLeader(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	fs := newFlagSet("leader", stderr)
 	socket := fs.String("socket", "", "Unix socket to listen on (required); its directory must be private to you and is created 0700 when missing")
 	configFlag := fs.String("config", "", configUsage+"; its plugins run before the person is asked")
+	webAddr := fs.String("web", "", "also serve the web approver on this host:port (loopback unless --web-cert and --web-key are given)")
+	webCert := fs.String("web-cert", "", "TLS certificate file for --web (required for an address other than loopback)")
+	webKey := fs.String("web-key", "", "TLS key file for --web")
+	webSecret := fs.String("web-secret", "", "per-install secret file of --web (default $XDG_CONFIG_HOME/permhost/web-secret, created 0600 when missing)")
 	logLevel := fs.String("log-level", "info", "diagnostics level: debug, info, warn or error (diagnostics go to stderr)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: permhost leader --socket PATH [--config FILE]")
+		fmt.Fprintln(fs.Output(), "usage: permhost leader --socket PATH [--config FILE] [--web ADDR [--web-cert FILE --web-key FILE]]")
 		fmt.Fprintln(fs.Output(), "\nListens for `permhost run --leader PATH` workers and puts the requests their plugins could not")
 		fmt.Fprintln(fs.Output(), "decide to you, one at a time, in arrival order, after its own plugins. Stop it with Ctrl-C:")
-		fmt.Fprintln(fs.Output(), "waiting workers then fall back to their own headless policy.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "waiting workers then fall back to their own headless policy. `permhost proxy --leader PATH` joins too.")
+		fmt.Fprintln(fs.Output(), "With --web ADDR a web page shows every pending request live and answers any of them; start-up")
+		fmt.Fprintln(fs.Output(), "prints a one-time login link (docs/web-approver.md).\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args, stdout); !ok {
@@ -85,22 +92,51 @@ func runLeader(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			person = &terminalPerson{term: term, out: stdout}
 		}
 	}
-	if _, ok := person.(*terminalPerson); !ok {
+	_, onTerminal := person.(*terminalPerson)
+	switch {
+	case !onTerminal && *webAddr != "":
+		// The page answers: the terminal's turn waits for it.
+		person = leader.PrompterFunc(func(ctx context.Context, _ leader.Prompt) (string, error) {
+			<-ctx.Done()
+			return "", ctx.Err()
+		})
+	case !onTerminal:
 		fmt.Fprintln(stderr, "permhost leader: stdin is not a terminal: requests its plugins cannot decide go back to their workers, which fall back to their own policy")
 	}
 
+	var page *web.Server
+	if *webAddr != "" {
+		page, err = newWebServer(*webAddr, *webCert, *webKey, *webSecret, cfg, logger)
+		if err != nil {
+			printError(stderr, "permhost leader", err)
+			return exitUsage
+		}
+	}
 	srv, err := leader.Listen(ctx, leader.Options{
-		Socket:     *socket,
-		Prompter:   person,
-		Decide:     leaderDecider(engine),
-		OnDecision: func(r leader.Record) { dlog.Write(leaderEntry(r, cfg.Strategy)) },
-		Logger:     logger,
+		Socket:   *socket,
+		Prompter: person,
+		Decide:   leaderDecider(engine),
+		OnDecision: func(r leader.Record) {
+			dlog.Write(leaderEntry(r, cfg.Strategy))
+			if page != nil {
+				page.Record(r)
+			}
+		},
+		Logger: logger,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "permhost leader:", err)
 		return exitFail
 	}
 	fmt.Fprintf(stderr, "permhost leader: listening on %s (pid %d)\n", srv.Socket(), os.Getpid())
+	if page != nil {
+		if err := startWeb(page, srv, stderr); err != nil {
+			srv.Close()
+			fmt.Fprintln(stderr, "permhost leader:", err)
+			return exitFail
+		}
+		defer page.Close()
+	}
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "permhost leader: stopping; waiting workers fall back to their own policy")
 	if err := srv.Close(); err != nil {
@@ -215,6 +251,9 @@ func leaderEntry(r leader.Record, strategy string) policy.LogEntry {
 		e.DecidedBy = r.Outcome // withdrawn or undecided: nobody decided
 	}
 	who := r.Question.Worker.String()
+	if r.By != "" && r.By != leader.ByTerminal {
+		who = r.By + " for " + who // a browser of the web approver
+	}
 	if r.Prompted || e.DecidedBy == policy.ByPerson {
 		p := &policy.LogPerson{Shown: []string{}, Answer: r.Answer, Refused: r.Refused, Who: who}
 		for _, o := range r.Shown {

@@ -111,7 +111,14 @@ func (lw *leaderWorker) ask(ctx context.Context, req abi.Request, v host.Verdict
 		}
 		res.DecidedBy = policy.ByPerson
 		res.Person = &policy.LogPerson{Shown: q.Shown, Answer: answer, Who: a.Leader.String()}
-		if res.Reason == "" {
+		res.PersonText = a.Said
+		if a.AnsweredBy != "" && a.AnsweredBy != leader.ByTerminal {
+			// The leader's web page: the log names the browser.
+			res.Person.Who = a.AnsweredBy + " at " + a.Leader.String()
+		}
+		if res.Reason == "" && a.AnsweredBy != "" && a.AnsweredBy != leader.ByTerminal {
+			res.Reason = "chosen at " + a.AnsweredBy + " (the leader's web page)"
+		} else if res.Reason == "" {
 			res.Reason = "chosen at the leader's terminal"
 		}
 	} else {

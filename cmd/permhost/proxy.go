@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/permhost/permhost/acp"
+	"github.com/permhost/permhost/internal/config"
 )
 
 func init() {
@@ -35,6 +36,7 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	grace := fs.Duration("shutdown-grace", 5*time.Second, "how long the agent gets to exit after the editor disconnects, before SIGTERM and then SIGKILL to its process group")
 	maxLine := fs.Int("max-line-bytes", acp.DefaultMaxLineBytes, "largest accepted line from either side, in bytes")
 	configFlag := fs.String("config", "", configUsage)
+	leaderSocket := fs.String("leader", "", "also put each request the editor is asked about to the `permhost leader` at this socket (its terminal and web page); the first answer wins")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: permhost proxy [FLAGS] -- AGENT [ARGS...]")
 		fmt.Fprintln(fs.Output(), "\nStarts AGENT and relays ACP between it and the editor on stdin/stdout.\n\nflags:")
@@ -65,10 +67,26 @@ func runProxy(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		printError(stderr, "permhost proxy", err)
 		return exitUsage
 	}
+	if cfg == nil && *leaderSocket != "" {
+		// The leader needs the pipeline even without plugins: every
+		// request then goes to the editor and the leader.
+		if cfg, err = config.Parse(nil, "(no configuration)", "."); err != nil {
+			printError(stderr, "permhost proxy", err)
+			return exitUsage
+		}
+	}
 	engine, handler, err := newEngine(ctx, cfg, "proxy", logger)
 	if err != nil {
 		printError(stderr, "permhost proxy", err)
 		return exitUsage
+	}
+	if *leaderSocket != "" {
+		ask, err := leaderFunc(*leaderSocket, "", 0)
+		if err != nil {
+			printError(stderr, "permhost proxy", err)
+			return exitUsage
+		}
+		engine.SetLeader(ask)
 	}
 	var governor acp.Governor
 	if engine != nil {

@@ -182,6 +182,18 @@ type Config struct {
 	Bundles    []Bundle
 	// Session is the [session] table, defaults applied.
 	Session Session
+	// Approve is the [approve] table: the leader's web approver.
+	Approve Approve
+}
+
+// Approve is the [approve] table.
+type Approve struct {
+	// Webhook is an https URL told (ntfy-compatible POST) of every request
+	// that starts waiting on the leader's web page; "" for none.
+	Webhook string
+	// WebhookDetails adds the agent and project to the notice, which
+	// otherwise says the tool call's title only.
+	WebhookDetails bool
 }
 
 // Plugin is one [[plugin]] entry.
@@ -415,6 +427,24 @@ func parse(data []byte, name, dir, abs string) (*Config, error) {
 			}
 		},
 		"session": func(k string, v any) { c.session(k, v, &cfg.Session) },
+		"approve": func(k string, v any) {
+			c.table(k, c.asTable(k, v), map[string]func(string, any){
+				"webhook": func(k string, v any) {
+					u := c.str(k, v)
+					if u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://127.0.0.1") && !strings.HasPrefix(u, "http://localhost") {
+						c.fail(k, "want an https:// URL (or http on loopback), got %q", u)
+					}
+					cfg.Approve.Webhook = u
+				},
+				"webhook_details": func(k string, v any) {
+					b, ok := v.(bool)
+					if !ok {
+						c.fail(k, "want true or false")
+					}
+					cfg.Approve.WebhookDetails = b
+				},
+			})
+		},
 	})
 	sessionDefaults(&cfg.Session, len(cfg.Plugins)+len(cfg.Bundles) > 0)
 	seen := map[string]string{}

@@ -58,6 +58,10 @@ type Answer struct {
 	DecidedBy string
 	Reason    string
 	Leader    Leader
+	// AnsweredBy names where the person answered ("terminal", "web:…"),
+	// "" for a plugin; Said is what the person typed with the answer.
+	AnsweredBy string
+	Said       string
 }
 
 // Client asks a leader on behalf of a worker. It holds no connection
@@ -203,7 +207,7 @@ func checkAnswer(m *message, shown []abi.Option) (Answer, error) {
 	if err := r.Check(func(id string) bool { return offered(shown, id) }); err != nil {
 		return Answer{}, fmt.Errorf("%w: %w", ErrNotOffered, err)
 	}
-	a := Answer{OptionID: r.OptionID, DecidedBy: m.DecidedBy, Reason: m.Reason}
+	a := Answer{OptionID: r.OptionID, DecidedBy: m.DecidedBy, Reason: m.Reason, AnsweredBy: m.AnsweredBy, Said: m.Said}
 	if m.Leader != nil {
 		a.Leader = *m.Leader
 	}

@@ -9,6 +9,10 @@
 // connection's peer credentials are checked: the leader answers only its
 // own user.
 //
+// [Server.Answer] answers any ready request from elsewhere (the web page of
+// internal/web), in any order; the first answer wins over the terminal's
+// prompt, which is retracted, and over any later answer ([ErrNotPending]).
+//
 // A worker asks with [Client.Ask]; cancelling its context withdraws the
 // request, and any failure (no leader, a refusal, a leader that exits)
 // comes back as an error so that the worker falls back to its own headless

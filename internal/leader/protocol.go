@@ -190,6 +190,10 @@ type message struct {
 	// the leader decided as it did (answer).
 	Reason string  `json:"reason,omitempty"`
 	Leader *Leader `json:"leader,omitempty"`
+	// AnsweredBy names where the person answered ("terminal", "web:…");
+	// Said is what the person typed with the answer, for the model.
+	AnsweredBy string `json:"answeredBy,omitempty"`
+	Said       string `json:"said,omitempty"`
 
 	// error
 	Code    string `json:"code,omitempty"`
@@ -237,7 +241,7 @@ func (lr *lineReader) next() ([]byte, error) {
 // equals one of them only after case folding is refused: encoding/json would
 // take it for the field.
 var messageFields = []string{"v", "type", "id", "worker", "request", "shown", "explanations", "deadline",
-	"ahead", "outcome", "optionId", "decidedBy", "reason", "leader", "code", "message"}
+	"ahead", "outcome", "optionId", "decidedBy", "reason", "leader", "answeredBy", "said", "code", "message"}
 
 // decode parses one line, refusing anything but a strict JSON object
 // (internal/jsontext: no duplicate key in any case at any depth, top-level

@@ -37,6 +37,10 @@ type Prompt struct {
 	// shown; WaitingNow counts them now (more may arrive while it is up).
 	Waiting    int
 	WaitingNow func() int
+	// Ready is false while the leader's plugins still decide: only a
+	// ready request may be answered. Arrived is when it was queued.
+	Ready   bool
+	Arrived time.Time
 }
 
 // Prompter puts a request to the person.
@@ -104,6 +108,10 @@ type Record struct {
 	// named an option not shown: it was not sent.
 	Answer  string
 	Refused bool
+	// By names where the person answered ("terminal", "web:…"); Said is
+	// what the person typed with the answer.
+	By      string
+	Said    string
 	Arrived time.Time
 	Ended   time.Time
 	Detail  any
@@ -235,7 +243,8 @@ func (s *Server) waitingBehind() int {
 
 func (it *item) prompt(waiting int) Prompt {
 	return Prompt{Seq: it.seq, Worker: it.q.Worker, Request: it.q.Request, Options: it.shown,
-		Explanations: it.expl, Reason: it.q.Reason, Deadline: it.q.Deadline, Waiting: waiting}
+		Explanations: it.expl, Reason: it.q.Reason, Deadline: it.q.Deadline, Waiting: waiting,
+		Ready: it.ready, Arrived: it.arrived}
 }
 
 // Close stops listening, removes the socket, and closes every connection
@@ -520,7 +529,7 @@ func (s *Server) promptLoop() {
 		}
 		s.removeLocked(it)
 		s.mu.Unlock()
-		rec := Record{Prompted: true, Answer: choice}
+		rec := Record{Prompted: true, Answer: choice, By: ByTerminal}
 		switch {
 		case err != nil:
 			rec.Reason = "the prompt failed: " + err.Error()
@@ -552,7 +561,7 @@ func (s *Server) safeAsk(ctx context.Context, p Prompt) (id string, err error) {
 // answer sends the decision to the worker and records it.
 func (s *Server) answer(it *item, rec Record) {
 	it.peer.send(&message{Type: TypeAnswer, ID: it.id, Outcome: rec.Outcome, OptionID: rec.OptionID,
-		DecidedBy: rec.DecidedBy, Reason: rec.Reason, Leader: &s.leader})
+		DecidedBy: rec.DecidedBy, Reason: rec.Reason, Leader: &s.leader, AnsweredBy: rec.By, Said: rec.Said})
 	s.finish(it, rec)
 }
 

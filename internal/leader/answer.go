@@ -1,0 +1,67 @@
+package leader
+
+import (
+	"errors"
+	"fmt"
+)
+
+// This file is how a person answers a queued request from somewhere other
+// than the leader's terminal (the web page, internal/web): any ready
+// request, in any order. The first answer wins: the request leaves the
+// queue under the server's lock, so a second answer, the terminal's
+// prompt (retracted through the request's context) and a withdrawal all
+// find it gone.
+
+// ByTerminal is Record.By for an answer chosen at the leader's terminal.
+const ByTerminal = "terminal"
+
+// Errors of Server.Answer.
+var (
+	// ErrNotPending means the request is not waiting for a person: it was
+	// answered, withdrawn, or its plugins are still deciding.
+	ErrNotPending = errors.New("leader: the request is not pending")
+	// ErrNotShown means the answer names an option the person was not
+	// shown; nothing is sent.
+	ErrNotShown = errors.New("leader: the answer names an option that was not shown")
+)
+
+// Answer answers the ready request seq for the person at by (for example
+// "web:…"): optionID, one of the options shown, or "" for cancelled. said
+// is what the person typed with it. It returns ErrNotPending when the
+// request was answered first by someone else or is gone.
+func (s *Server) Answer(seq uint64, optionID, by, said string) error {
+	s.mu.Lock()
+	var it *item
+	for _, q := range s.queue {
+		if q.seq == seq {
+			it = q
+			break
+		}
+	}
+	switch {
+	case it == nil || it.done || !it.ready:
+		s.mu.Unlock()
+		return fmt.Errorf("%w: request #%d", ErrNotPending, seq)
+	case optionID != "" && !offered(it.shown, optionID):
+		s.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrNotShown, optionID)
+	}
+	s.removeLocked(it)
+	s.mu.Unlock()
+	rec := Record{Prompted: true, DecidedBy: "person", By: by, Said: said}
+	if optionID == "" {
+		rec.Outcome, rec.Answer = OutcomeCancelled, "cancelled"
+	} else {
+		rec.Outcome, rec.OptionID, rec.Answer = OutcomeSelected, optionID, optionID
+	}
+	s.answer(it, rec)
+	return nil
+}
+
+// Changed returns a channel closed at the next change of the queue (a
+// request queued, ready, answered or withdrawn).
+func (s *Server) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
+}
