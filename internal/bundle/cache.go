@@ -131,4 +131,3 @@ func writeAtomic(p string, b []byte) error {
 	}
 	return nil
 }
-

@@ -69,4 +69,3 @@ func (f *memFile) Read(b []byte) (int, error) {
 	}
 	return f.r.Read(b)
 }
-
