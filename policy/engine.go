@@ -17,6 +17,7 @@ import (
 	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/grants"
+	"github.com/permhost/permhost/internal/otlp"
 	"github.com/permhost/permhost/internal/stdplugins"
 )
 
@@ -97,7 +98,10 @@ type Engine struct {
 	cacheDir string
 	extra    []host.Member
 	state    *bundle.State
-	ociCache *bundle.Cache // nil unless a bundle is in a registry
+	// ociCache is nil unless a bundle is in a registry; otlp unless
+	// [log.otlp] is set (otlp.go).
+	ociCache *bundle.Cache
+	otlp     *otlp.Exporter
 	grants   *grants.Store // nil unless allow_always is permhost
 	gov      *governor     // the proxy's Governor
 	observe  func(LogEntry)
@@ -222,6 +226,7 @@ func newEngine(opts Options) (*Engine, error) {
 		}
 		e.dlog, e.ownsLog = l, true
 	}
+	e.startOTLP()
 	return e, nil
 }
 
@@ -607,6 +612,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		if e.ownsLog {
 			errs = append(errs, e.dlog.Close())
 		}
+		e.closeOTLP(ctx)
 	})
 	return errors.Join(errs...)
 }

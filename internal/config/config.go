@@ -164,6 +164,9 @@ type Config struct {
 	OnQuestion string
 	// LogPath is the decision log, absolute; empty = off.
 	LogPath string
+	// OTLP is [log.otlp]: decisions exported to an OpenTelemetry
+	// collector; Endpoint "" = off.
+	OTLP    OTLP
 	Plugins []Plugin
 	Bundles []Bundle
 	// Session is the [session] table, defaults applied.
@@ -419,6 +422,7 @@ func parse(data []byte, name, dir, abs string) (*Config, error) {
 						cfg.LogPath = c.abs(p)
 					}
 				},
+				"otlp": func(k string, v any) { cfg.OTLP = c.otlp(k, v) },
 			})
 		},
 		"plugin": func(k string, v any) {

@@ -44,7 +44,12 @@ func LoopbackRegistry(ref string) bool {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	return loopbackHost(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+}
+
+// loopbackHost reports whether host (no port, no brackets) is this
+// machine.
+func loopbackHost(host string) bool {
 	if host == "localhost" {
 		return true
 	}

@@ -81,7 +81,10 @@ type Exporter struct {
 	flush   chan chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
-	once    sync.Once
+	// ctx bounds every request; Close cancels it once its own ctx ends.
+	ctx    context.Context
+	cancel context.CancelFunc
+	once   sync.Once
 	// failing is set while batches fail, so that an outage is logged
 	// once (read and written by the sending goroutine only).
 	failing bool
@@ -115,6 +118,7 @@ func New(opts Options) *Exporter {
 	if x.log == nil {
 		x.log = slog.New(slog.DiscardHandler)
 	}
+	x.ctx, x.cancel = context.WithCancel(context.Background())
 	go x.run()
 	return x
 }
@@ -169,7 +173,8 @@ func (x *Exporter) Flush(ctx context.Context) error {
 	}
 }
 
-// Close sends what is queued (until ctx ends) and stops.
+// Close sends what is queued, until ctx ends, then gives up what is not
+// sent yet and stops.
 func (x *Exporter) Close(ctx context.Context) error {
 	err := ErrClosed
 	x.once.Do(func() {
@@ -179,10 +184,13 @@ func (x *Exporter) Close(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer x.cancel()
 	select {
 	case <-x.done:
 		return nil
 	case <-ctx.Done():
+		x.cancel()
+		<-x.done
 		return ctx.Err()
 	}
 }
@@ -212,25 +220,25 @@ func (x *Exporter) run() {
 		case r := <-x.queue:
 			batch = append(batch, r)
 			if len(batch) >= x.opts.BatchSize {
-				x.send(context.Background(), batch)
+				x.send(x.ctx, batch)
 				batch = nil
 			}
 		case <-t.C:
 			if len(batch) > 0 {
-				x.send(context.Background(), batch)
+				x.send(x.ctx, batch)
 				batch = nil
 			}
 		case ack := <-x.flush:
-			drain(context.Background())
+			drain(x.ctx)
 			if len(batch) > 0 {
-				x.send(context.Background(), batch)
+				x.send(x.ctx, batch)
 				batch = nil
 			}
 			close(ack)
 		case <-x.stop:
-			drain(context.Background())
+			drain(x.ctx)
 			if len(batch) > 0 {
-				x.send(context.Background(), batch)
+				x.send(x.ctx, batch)
 			}
 			return
 		}
@@ -265,6 +273,8 @@ func (x *Exporter) send(ctx context.Context, batch []*logspb.LogRecord) {
 		}
 		select {
 		case <-time.After(wait):
+		case <-ctx.Done():
+			return
 		case <-x.stop:
 			// Closing: one more try at most, no more waiting.
 			if attempt+1 < x.opts.Retries {
