@@ -73,17 +73,18 @@ func buildVersion() string {
 // decisionRecord is entry as an OTLP log record: a one-line body and the
 // entry's fields as attributes (docs/config.md lists them).
 func decisionRecord(en LogEntry) otlp.Record {
-	attrs := []otlp.KeyValue{
-		{Key: "permhost.decision_id", Value: en.DecisionID},
-		{Key: "permhost.via", Value: en.Via},
-		{Key: "session.id", Value: en.Session},
-		{Key: "permhost.outcome", Value: en.Outcome},
-		{Key: "permhost.decided_by", Value: en.DecidedBy},
-		{Key: "permhost.latency_us", Value: en.LatencyUs},
-	}
+	attrs := make([]otlp.KeyValue, 0, 24)
+	attrs = append(attrs,
+		otlp.String("permhost.decision_id", en.DecisionID),
+		otlp.String("permhost.via", en.Via),
+		otlp.String("session.id", en.Session),
+		otlp.String("permhost.outcome", en.Outcome),
+		otlp.String("permhost.decided_by", en.DecidedBy),
+		otlp.Int("permhost.latency_us", en.LatencyUs),
+	)
 	add := func(k, v string) {
 		if v != "" {
-			attrs = append(attrs, otlp.KeyValue{Key: k, Value: v})
+			attrs = append(attrs, otlp.String(k, v))
 		}
 	}
 	add("permhost.strategy", en.Strategy)
@@ -107,7 +108,7 @@ func decisionRecord(en LogEntry) otlp.Record {
 		add("permhost.person.answer", en.Person.Answer)
 	}
 	if en.Unasked {
-		attrs = append(attrs, otlp.KeyValue{Key: "permhost.unasked", Value: true})
+		attrs = append(attrs, otlp.Bool("permhost.unasked", true))
 	}
 	if len(en.Plugins) > 0 {
 		votes := make([]string, 0, len(en.Plugins))
@@ -121,7 +122,7 @@ func decisionRecord(en LogEntry) otlp.Record {
 			}
 			votes = append(votes, p.Name+"="+v)
 		}
-		attrs = append(attrs, otlp.KeyValue{Key: "permhost.plugins", Value: votes})
+		attrs = append(attrs, otlp.Strings("permhost.plugins", votes))
 	}
 	sev := logspb.SeverityNumber_SEVERITY_NUMBER_INFO
 	if en.Fallback != "" {

@@ -9,8 +9,10 @@ import (
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/otlp/otlptest"
+	"github.com/permhost/permhost/policy"
 )
 
 func otlpAttrs(kvs []*commonpb.KeyValue) map[string]*commonpb.AnyValue {
@@ -127,5 +129,36 @@ func TestOTLPHeldCollector(t *testing.T) {
 	}
 	if n != 3 {
 		t.Fatalf("%d records received, want 3", n)
+	}
+}
+
+// BenchmarkDecisionOTLP: a decision through the proxy's handler with and
+// without [log.otlp] (a receiver on loopback): the export is queued, not
+// waited for.
+func BenchmarkDecisionOTLP(b *testing.B) {
+	t := &testing.T{}
+	for _, on := range []bool{false, true} {
+		name := "off"
+		cfg := &config.Config{Strategy: config.StrategySequential, OnUndecided: config.UndecidedReject}
+		if on {
+			name = "on"
+			r := otlptest.Start(b)
+			cfg.OTLP = config.OTLP{Endpoint: r.URL}
+		}
+		b.Run(name, func(b *testing.B) {
+			e, err := policy.New(context.Background(), policy.Options{Config: cfg, Members: []host.Member{member("no-rm", &plugin{d: abi.Decision{Outcome: abi.OutcomeReject}})},
+				Log: policy.NewDecisionLog(&logBuffer{}, nil)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Close(context.Background())
+			pr := permissionRequest(t, claudeBash)
+			h := e.Handler()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				h.RequestPermission(context.Background(), pr, &fakeClient{})
+			}
+		})
 	}
 }

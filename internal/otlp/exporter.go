@@ -64,18 +64,40 @@ type Record struct {
 	Attrs     []KeyValue
 }
 
-// KeyValue is an attribute: Value is a string, int64, bool or []string.
+// KeyValue is an attribute, made by String, Int, Bool or Strings (typed
+// fields rather than an any: no allocation on the caller's goroutine).
 type KeyValue struct {
-	Key   string
-	Value any
+	Key  string
+	kind byte // 's', 'i', 'b', 'a'
+	str  string
+	num  int64
+	strs []string
 }
+
+// String is a string attribute.
+func String(k, v string) KeyValue { return KeyValue{Key: k, kind: 's', str: v} }
+
+// Int is an integer attribute.
+func Int(k string, v int64) KeyValue { return KeyValue{Key: k, kind: 'i', num: v} }
+
+// Bool is a boolean attribute.
+func Bool(k string, v bool) KeyValue {
+	var n int64
+	if v {
+		n = 1
+	}
+	return KeyValue{Key: k, kind: 'b', num: n}
+}
+
+// Strings is an array-of-strings attribute.
+func Strings(k string, v []string) KeyValue { return KeyValue{Key: k, kind: 'a', strs: v} }
 
 // Exporter sends records to a collector in the background.
 type Exporter struct {
 	opts    Options
 	client  *http.Client
 	log     *slog.Logger
-	queue   chan *logspb.LogRecord
+	queue   chan Record
 	dropped atomic.Int64
 	sent    atomic.Int64
 	flush   chan chan struct{}
@@ -113,7 +135,7 @@ func New(opts Options) *Exporter {
 		opts.Backoff = 200 * time.Millisecond
 	}
 	x := &Exporter{opts: opts, client: &http.Client{Timeout: opts.Timeout}, log: opts.Logger,
-		queue: make(chan *logspb.LogRecord, opts.QueueSize), flush: make(chan chan struct{}),
+		queue: make(chan Record, opts.QueueSize), flush: make(chan chan struct{}),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	if x.log == nil {
 		x.log = slog.New(slog.DiscardHandler)
@@ -124,8 +146,20 @@ func New(opts Options) *Exporter {
 }
 
 // Emit queues r without waiting: when the queue is full r is dropped and
-// counted (Dropped).
+// counted (Dropped). r is encoded later, on the exporter's goroutine: the
+// caller must not change r.Attrs afterwards.
 func (x *Exporter) Emit(r Record) {
+	select {
+	case x.queue <- r:
+	default:
+		if x.dropped.Add(1); x.dropLogged.CompareAndSwap(false, true) {
+			x.log.Warn("OTLP export queue full; dropping decision records (the local decision log has them)", "queue", x.opts.QueueSize)
+		}
+	}
+}
+
+// record is r as OTLP.
+func record(r Record) *logspb.LogRecord {
 	lr := &logspb.LogRecord{
 		TimeUnixNano:         uint64(r.Time.UnixNano()),
 		ObservedTimeUnixNano: uint64(r.Time.UnixNano()),
@@ -139,13 +173,7 @@ func (x *Exporter) Emit(r Record) {
 		// newer than the proto module this build uses.
 		lr.Attributes = append([]*commonpb.KeyValue{kv("event.name", r.EventName)}, lr.Attributes...)
 	}
-	select {
-	case x.queue <- lr:
-	default:
-		if x.dropped.Add(1); x.dropLogged.CompareAndSwap(false, true) {
-			x.log.Warn("OTLP export queue full; dropping decision records (the local decision log has them)", "queue", x.opts.QueueSize)
-		}
-	}
+	return lr
 }
 
 // Dropped is how many records Emit dropped for a full queue.
@@ -205,7 +233,7 @@ func (x *Exporter) run() {
 		for {
 			select {
 			case r := <-x.queue:
-				batch = append(batch, r)
+				batch = append(batch, record(r))
 				if len(batch) >= x.opts.BatchSize {
 					x.send(ctx, batch)
 					batch = nil
@@ -218,7 +246,7 @@ func (x *Exporter) run() {
 	for {
 		select {
 		case r := <-x.queue:
-			batch = append(batch, r)
+			batch = append(batch, record(r))
 			if len(batch) >= x.opts.BatchSize {
 				x.send(x.ctx, batch)
 				batch = nil
@@ -331,7 +359,18 @@ func (x *Exporter) request(batch []*logspb.LogRecord) *logspb.LogsData {
 func attributes(attrs []KeyValue) []*commonpb.KeyValue {
 	out := make([]*commonpb.KeyValue, 0, len(attrs))
 	for _, a := range attrs {
-		out = append(out, kv(a.Key, a.Value))
+		var v any
+		switch a.kind {
+		case 'i':
+			v = a.num
+		case 'b':
+			v = a.num != 0
+		case 'a':
+			v = a.strs
+		default:
+			v = a.str
+		}
+		out = append(out, kv(a.Key, v))
 	}
 	return out
 }

@@ -46,7 +46,7 @@ func TestExportReceived(t *testing.T) {
 	at := time.Unix(1700000000, 5)
 	for i := range 3 {
 		x.Emit(otlp.Record{Time: at, EventName: "permhost.decision", Severity: logspb.SeverityNumber_SEVERITY_NUMBER_INFO,
-			Body: fmt.Sprint("decision ", i), Attrs: []otlp.KeyValue{{"n", int64(i)}, {"ok", true}, {"plugins", []string{"a", "b"}}}})
+			Body: fmt.Sprint("decision ", i), Attrs: []otlp.KeyValue{otlp.Int("n", int64(i)), otlp.Bool("ok", true), otlp.Strings("plugins", []string{"a", "b"})}})
 	}
 	<-r.Arrived() // the full batch of 2, before any flush
 	if err := x.Flush(context.Background()); err != nil {
