@@ -116,6 +116,9 @@ func (e *Engine) refreshOCI(ctx context.Context, i int) {
 		return
 	}
 	e.reachable(old)
+	if p != nil {
+		d = p.Manifest // the tag may have moved since Resolve
+	}
 	s := &source{ref: old.ref, digest: d}
 	if err == nil {
 		s.manifest, err = e.admitPulled(old.ref, p)
