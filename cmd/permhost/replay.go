@@ -9,6 +9,7 @@ import (
 	"os"
 	"text/tabwriter"
 
+	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/safetext"
 	"github.com/permhost/permhost/policy"
 )
@@ -56,6 +57,7 @@ func runReplay(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	if cfg != nil {
 		cfg.LogPath = "" // a replay is not a decision
+		cfg.OTLP = config.OTLP{}
 	}
 	// Warnings reach stderr: a bundle taken from the cache (its registry
 	// down) says which revision today's decisions come from.
