@@ -18,6 +18,7 @@ import (
 	"github.com/permhost/permhost/internal/bundle"
 	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/grants"
+	"github.com/permhost/permhost/internal/otlp"
 	"github.com/permhost/permhost/internal/stdplugins"
 )
 
@@ -51,8 +52,12 @@ type Options struct {
 	// means bundle.DefaultStatePath.
 	BundleState string
 	// ReloadEvery is how often bundles are checked for changes on disk;
-	// 0 means every second, negative never.
+	// 0 means every second, negative never (nor are bundles in registries
+	// refreshed: they are at their [[bundle]] refresh otherwise).
 	ReloadEvery time.Duration
+	// BundleCache is where bundles pulled from registries are kept; ""
+	// means bundle.DefaultCacheDir.
+	BundleCache string
 	// Grants is the file of permhost's own grants ([session] allow_always
 	// permhost); "" means grants.DefaultPath.
 	Grants string
@@ -71,6 +76,11 @@ type source struct {
 	manifest *config.BundleManifest
 	print    string // bundle fingerprint when loaded
 	slots    []*slot
+	// Of a bundle in a registry (oci.go): the digest of the manifest in
+	// use, of one that failed to be admitted (not retried until the tag
+	// moves), and whether the registry was unreachable at the last look.
+	digest, failed string
+	down           bool
 }
 
 // Engine owns the loaded plugins, the chain and the decision log. It starts
@@ -94,6 +104,10 @@ type Engine struct {
 	cacheDir string
 	extra    []host.Member
 	state    *bundle.State
+	// ociCache is nil unless a bundle is in a registry; otlp unless
+	// [log.otlp] is set (otlp.go).
+	ociCache *bundle.Cache
+	otlp     *otlp.Exporter
 	grants   *grants.Store // nil unless allow_always is permhost
 	gov      *governor     // the proxy's Governor
 	observe  func(LogEntry)
@@ -181,6 +195,17 @@ func newEngine(opts Options) (*Engine, error) {
 		statePath = p
 	}
 	e.state = bundle.OpenState(statePath)
+	if slices.ContainsFunc(cfg.Bundles, func(b config.Bundle) bool { return b.OCI != "" }) {
+		dir := opts.BundleCache
+		if dir == "" {
+			d, err := bundle.DefaultCacheDir()
+			if err != nil {
+				return nil, fmt.Errorf("policy: bundle cache: %w", err)
+			}
+			dir = d
+		}
+		e.ociCache = bundle.OpenCache(dir)
+	}
 	if cfg.Session.GrantsOn() {
 		path := opts.Grants
 		if path == "" {
@@ -197,7 +222,7 @@ func newEngine(opts Options) (*Engine, error) {
 		ref := &cfg.Bundles[i]
 		s, err := e.admit(ref)
 		if err != nil {
-			return nil, fmt.Errorf("%s: bundle[%d] %s: %w", cfg.File, i, ref.Path, err)
+			return nil, fmt.Errorf("%s: bundle[%d] %s: %w", cfg.File, i, ref, err)
 		}
 		e.sources = append(e.sources, s)
 	}
@@ -209,6 +234,7 @@ func newEngine(opts Options) (*Engine, error) {
 		}
 		e.dlog, e.ownsLog = l, true
 	}
+	e.startOTLP()
 	return e, nil
 }
 
@@ -248,11 +274,23 @@ func (e *Engine) start(ctx context.Context, reloadEvery time.Duration) {
 			defer e.bg.Done()
 			e.watch(loadCtx, reloadEvery)
 		}()
+		for i, s := range e.sources {
+			if s.ref != nil && s.ref.OCI != "" {
+				e.bg.Add(1)
+				go func() {
+					defer e.bg.Done()
+					e.refreshEvery(loadCtx, i, s.ref.Refresh)
+				}()
+			}
+		}
 	}
 }
 
 // admit verifies a bundle and returns its (not yet loaded) source.
 func (e *Engine) admit(ref *config.Bundle) (*source, error) {
+	if ref.OCI != "" {
+		return e.admitOCI(ref)
+	}
 	print := bundle.Fingerprint(ref.Path)
 	m, err := bundle.Load(ref.Path, ref.TrustedKeys, e.state)
 	if err != nil {
@@ -354,6 +392,9 @@ func (e *Engine) watch(ctx context.Context, every time.Duration) {
 			e.mu.Lock()
 			old := e.sources[i]
 			e.mu.Unlock()
+			if old.ref.OCI != "" {
+				continue // refreshEvery
+			}
 			seen := bundle.Fingerprint(old.ref.Path)
 			if seen == old.print {
 				continue
@@ -379,7 +420,7 @@ func (e *Engine) reload(ctx context.Context, i int, old *source, seen string) {
 		// were read (a bundle being written) are read again.
 		old.print = seen
 		e.log.Error("bundle reload failed; keeping the last good revision",
-			"bundle", old.manifest.Name, "revision", old.manifest.Revision, "path", old.ref.Path, "err", err)
+			"bundle", old.manifest.Name, "revision", old.manifest.Revision, "path", old.ref.String(), "err", err)
 		return
 	}
 	e.mu.Lock()
@@ -579,6 +620,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		if e.ownsLog {
 			errs = append(errs, e.dlog.Close())
 		}
+		e.closeOTLP(ctx)
 	})
 	return errors.Join(errs...)
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"text/tabwriter"
 
+	"github.com/permhost/permhost/internal/config"
 	"github.com/permhost/permhost/internal/safetext"
 	"github.com/permhost/permhost/policy"
 )
@@ -55,8 +57,12 @@ func runReplay(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	if cfg != nil {
 		cfg.LogPath = "" // a replay is not a decision
+		cfg.OTLP = config.OTLP{}
 	}
-	engine, err := policy.New(ctx, policy.Options{Config: cfg, Via: "replay", CacheDir: *cacheDir, ReloadEvery: -1})
+	// Warnings reach stderr: a bundle taken from the cache (its registry
+	// down) says which revision today's decisions come from.
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	engine, err := policy.New(ctx, policy.Options{Config: cfg, Via: "replay", CacheDir: *cacheDir, ReloadEvery: -1, Logger: logger})
 	if err != nil {
 		fmt.Fprintln(stderr, "permhost replay:", err)
 		return exitUsage

@@ -214,7 +214,16 @@ func Load(dir string, trusted []string, st *State) (*config.BundleManifest, erro
 	if err != nil {
 		return nil, err
 	}
-	var b *config.BundleManifest
+	return f.admit(trusted, st)
+}
+
+// admit is Load for the files read, from a directory or from an archive
+// pulled from a registry: both go through the same checks.
+func (f *files) admit(trusted []string, st *State) (*config.BundleManifest, error) {
+	var (
+		b   *config.BundleManifest
+		err error
+	)
 	if len(trusted) > 0 {
 		b, _, err = f.verify(trusted)
 	} else {

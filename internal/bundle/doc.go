@@ -9,4 +9,10 @@
 // highest revision
 // accepted for each bundle name is remembered in the user's state directory,
 // and a lower one is refused, so an old, signed bundle cannot be put back.
+//
+// A bundle can also be carried by an OCI registry (oci.go): the directory
+// packed as one tar layer (archive.go), signature inside, pulled into
+// memory and admitted by the same checks as a directory (LoadArchive);
+// pulled layers are cached by digest with each reference's last good one
+// (cache.go). docs/bundles.md describes the artifact.
 package bundle

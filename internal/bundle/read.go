@@ -25,6 +25,9 @@ type files struct {
 	dir  string            // absolute
 	data map[string][]byte // slash-separated path -> contents
 	sig  []byte            // nil when there is no signature
+	// mem is set when the files are not on disk under dir (an archive
+	// pulled from a registry): bundle.toml's paths are checked in data.
+	mem bool
 }
 
 // readDir reads every file of the bundle in dir. Symbolic links and other
@@ -100,6 +103,9 @@ func (f *files) parse() (*config.BundleManifest, error) {
 	data, ok := f.data[config.BundleFile]
 	if !ok {
 		return nil, config.ErrorList{{File: filepath.Join(f.dir, config.BundleFile), Msg: "cannot read: no such file or directory"}}
+	}
+	if f.mem {
+		return config.ParseBundleFS(f.dir, data, memFS(f.data))
 	}
 	return config.ParseBundle(f.dir, data)
 }

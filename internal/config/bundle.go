@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,14 @@ func LoadBundle(dir string) (*BundleManifest, error) {
 // it verified (internal/bundle). Plugin paths are relative to the bundle
 // directory and must stay inside it; every plugin must be pinned by sha256.
 func ParseBundle(dir string, data []byte) (*BundleManifest, error) {
+	return ParseBundleFS(dir, data, nil)
+}
+
+// ParseBundleFS is [ParseBundle] for a bundle whose files are in fsys (a
+// bundle pulled from a registry, held in memory) rather than on disk under
+// dir: dir still makes the plugins' and tests' paths absolute, and
+// fsys answers for the files they name. A nil fsys is the disk.
+func ParseBundleFS(dir string, data []byte, fsys fs.FS) (*BundleManifest, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, ErrorList{{File: dir, Msg: err.Error()}}
@@ -54,7 +63,7 @@ func ParseBundle(dir string, data []byte) (*BundleManifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &checker{file: path, dir: abs, lines: keyLines(data)}
+	c := &checker{file: path, dir: abs, lines: keyLines(data), fsys: fsys}
 	b := &BundleManifest{Dir: abs, Layer: LayerTeam}
 	c.table("", doc, map[string]func(string, any){
 		"name": func(k string, v any) {

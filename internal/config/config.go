@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -178,8 +179,11 @@ type Config struct {
 	// LogMaxSize rotates the decision log at about this many bytes; 0 =
 	// never.
 	LogMaxSize int64
-	Plugins    []Plugin
-	Bundles    []Bundle
+	// OTLP is [log.otlp]: decisions exported to an OpenTelemetry
+	// collector; Endpoint "" = off.
+	OTLP    OTLP
+	Plugins []Plugin
+	Bundles []Bundle
 	// Session is the [session] table, defaults applied.
 	Session Session
 	// Approve is the [approve] table: the leader's web approver.
@@ -239,10 +243,20 @@ type Plugin struct {
 	Wasm []byte
 }
 
-// Bundle is one [[bundle]] entry (a directory with bundle.toml).
+// Bundle is one [[bundle]] entry: a directory with bundle.toml, or a
+// bundle in an OCI registry (path = "oci://REGISTRY/REPO:TAG").
 type Bundle struct {
-	Path        string   // absolute
+	Path        string   // absolute; "" for an OCI bundle
 	TrustedKeys []string // ed25519 public keys, as given
+	// OCI is the registry reference, without its "oci://" scheme, of a
+	// bundle pulled from a registry; "" for a directory.
+	OCI string
+	// Refresh is how often an OCI bundle's tag is checked for a new
+	// revision (DefaultBundleRefresh when not given).
+	Refresh time.Duration
+	// PlainHTTP talks to the registry without TLS: allowed only for a
+	// loopback registry (a test or a local mirror).
+	PlainHTTP bool
 	// Isolation is where the bundle's plugins run; default
 	// IsolationProcess: a bundle is someone else's code.
 	Isolation string
@@ -334,6 +348,42 @@ type checker struct {
 	bad map[string]bool
 	// err is the first mistake, nil while there is none.
 	err *Error
+	// fsys, when set, holds the files under dir that the file's paths
+	// name (a bundle read into memory, ParseBundleFS), instead of the disk.
+	fsys fs.FS
+}
+
+// stat is os.Stat, or fs.Stat in c.fsys.
+func (c *checker) stat(p string) (fs.FileInfo, error) {
+	if c.fsys == nil {
+		return os.Stat(p)
+	}
+	rel, err := c.rel(p)
+	if err != nil {
+		return nil, err
+	}
+	return fs.Stat(c.fsys, rel)
+}
+
+// open is os.Open, or c.fsys.Open.
+func (c *checker) open(p string) (fs.File, error) {
+	if c.fsys == nil {
+		return os.Open(p)
+	}
+	rel, err := c.rel(p)
+	if err != nil {
+		return nil, err
+	}
+	return c.fsys.Open(rel)
+}
+
+// rel is p as a name in c.fsys.
+func (c *checker) rel(p string) (string, error) {
+	rel, err := filepath.Rel(c.dir, p)
+	if err != nil || !fs.ValidPath(filepath.ToSlash(rel)) {
+		return "", &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
+	}
+	return filepath.ToSlash(rel), nil
 }
 
 func (c *checker) fail(key, format string, args ...any) {
@@ -411,6 +461,7 @@ func parse(data []byte, name, dir, abs string) (*Config, error) {
 					}
 				},
 				"max_size": func(k string, v any) { cfg.LogMaxSize = int64(c.size(k, v, minLogSize, maxLogSize)) },
+				"otlp":     func(k string, v any) { cfg.OTLP = c.otlp(k, v) },
 			})
 			if (cfg.LogKey != nil || cfg.LogMaxSize > 0) && cfg.LogPath == "" && !c.failed(k+".path") {
 				c.fail(k, "key and max_size need path (the decision log)")
@@ -670,7 +721,7 @@ func (c *checker) abs(p string) string {
 }
 
 func (c *checker) existingFile(k, p string) {
-	st, err := os.Stat(p)
+	st, err := c.stat(p)
 	switch {
 	case err != nil:
 		c.fail(k, "%s: %s", p, unwrapPathError(err))
@@ -687,7 +738,7 @@ func (c *checker) pluginFile(k, p string) {
 	if c.existingFile(k, p); c.failed(k) {
 		return
 	}
-	if err := wasmMagic(p); err != nil {
+	if err := c.wasmMagic(p); err != nil {
 		c.fail(k, "%s %v", p, err)
 	}
 }
@@ -696,8 +747,8 @@ func (c *checker) pluginFile(k, p string) {
 // module does ("\x00asm"): a wrong path (the plugin's source, a text
 // file) is then the configuration's mistake, found before the agent
 // starts, rather than a plugin that fails to load at the first decision.
-func wasmMagic(p string) error {
-	f, err := os.Open(p)
+func (c *checker) wasmMagic(p string) error {
+	f, err := c.open(p)
 	if err != nil {
 		return errors.New(unwrapPathError(err))
 	}
@@ -842,10 +893,15 @@ func (p Plugin) Digest() (string, error) {
 }
 
 func (c *checker) bundle(k string, t map[string]any) Bundle {
-	b := Bundle{Isolation: IsolationProcess, Line: c.line(k)}
+	b := Bundle{Isolation: IsolationProcess, Line: c.line(k), Refresh: DefaultBundleRefresh}
 	c.table(k, t, map[string]func(string, any){
 		"path": func(k string, v any) {
-			if s := c.str(k, v); s != "" {
+			if s := c.str(k, v); strings.HasPrefix(s, OCIScheme) {
+				b.OCI = strings.TrimPrefix(s, OCIScheme)
+				if err := CheckOCIReference(b.OCI); err != nil {
+					c.fail(k, "%q: %v", s, err)
+				}
+			} else if s != "" {
 				b.Path = c.abs(s)
 				c.existingFile(k, b.Path)
 			} else {
@@ -863,9 +919,20 @@ func (c *checker) bundle(k string, t map[string]any) Bundle {
 				b.TrustedKeys = append(b.TrustedKeys, c.str(fmt.Sprintf("%s[%d]", k, i), e))
 			}
 		},
+		"refresh":    func(k string, v any) { b.Refresh = c.duration(k, v, minBundleRefresh, maxBundleRefresh) },
+		"plain_http": func(k string, v any) { b.PlainHTTP = c.boolean(k, v) },
 	})
 	if _, given := t["path"]; !given {
-		c.fail(k, "missing key \"path\" (the bundle directory)")
+		c.fail(k, "missing key \"path\" (the bundle directory, or oci://REGISTRY/REPO:TAG)")
+	}
+	if b.OCI == "" {
+		for _, key := range []string{"refresh", "plain_http"} {
+			if _, given := t[key]; given && !c.failed(k+".path") {
+				c.fail(k+"."+key, "only for a bundle in an OCI registry (path = \"oci://REGISTRY/REPO:TAG\")")
+			}
+		}
+	} else if b.PlainHTTP && !c.failed(k+".path") && !LoopbackRegistry(b.OCI) {
+		c.fail(k+".plain_http", "plain HTTP is allowed only for a loopback registry (localhost, 127.0.0.1, [::1]): anyone on the path could serve another bundle's bytes and see the pulls")
 	}
 	return b
 }

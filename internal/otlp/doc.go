@@ -1,0 +1,12 @@
+// Package otlp exports permhost's decisions as OpenTelemetry log records
+// to a collector, over OTLP/HTTP with protobuf bodies (the official
+// go.opentelemetry.io/proto/otlp types).
+//
+// Emit never waits: records go into a bounded queue, and when it is full
+// a record is dropped and counted, so that a slow or unreachable
+// collector never delays a decision (the local decision log, written
+// separately, stays complete). One goroutine sends the queue in batches
+// (by size or interval), retrying a batch on network errors and on the
+// status codes OTLP/HTTP calls retryable (429, 502, 503, 504), with
+// backoff, a bounded number of times.
+package otlp
