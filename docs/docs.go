@@ -1,6 +1,7 @@
 // Package docs carries the reference documents into the permhost binary,
 // so that `permhost help config`, `permhost help test-file`, `permhost
-// help abi`, `permhost help agents`, `permhost help audit-log` and
+// help abi`, `permhost help agents`, `permhost help audit-log`, `permhost
+// help web-approver`, `permhost help bundles` and
 // `permhost plugins NAME` print them to a user who has only the binary. It
 // has no compatibility promise.
 //
@@ -29,6 +30,17 @@ var TestFile string
 //
 //go:embed abi.md
 var ABI string
+
+// WebApprover is web-approver.md, the leader's web page and its trust
+// model.
+//
+//go:embed web-approver.md
+var WebApprover string
+
+// Bundles is bundles.md, policy bundles in OCI registries.
+//
+//go:embed bundles.md
+var Bundles string
 
 // AuditLog is audit-log.md, the format of the signed decision log.
 //

@@ -38,7 +38,7 @@ func runLeader(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintln(fs.Output(), "decide to you, one at a time, in arrival order, after its own plugins. Stop it with Ctrl-C:")
 		fmt.Fprintln(fs.Output(), "waiting workers then fall back to their own headless policy. `permhost proxy --leader PATH` joins too.")
 		fmt.Fprintln(fs.Output(), "With --web ADDR a web page shows every pending request live and answers any of them; start-up")
-		fmt.Fprintln(fs.Output(), "prints a one-time login link (docs/web-approver.md).\n\nflags:")
+		fmt.Fprintln(fs.Output(), "prints a one-time login link (permhost help web-approver).\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args, stdout); !ok {

@@ -95,11 +95,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // each one's place in the repository, which the links of the documents
 // the binary carries name (renderDoc).
 var helpTopics = map[string]struct{ summary, text, file string }{
-	"config":    {"the configuration file, permhost.toml", docs.Config, "docs/config.md"},
-	"test-file": {"the test files of permhost test", docs.TestFile, "docs/testing.md"},
-	"abi":       {"the plugin ABI: what a plugin exports, reads and answers", docs.ABI, "docs/abi.md"},
-	"audit-log": {"the signed decision log's format, for verifiers", docs.AuditLog, "docs/audit-log.md"},
-	"agents":    {"the agents permhost reads, and how it governs each", docs.Agents, "docs/agents.md"},
+	"config":       {"the configuration file, permhost.toml", docs.Config, "docs/config.md"},
+	"test-file":    {"the test files of permhost test", docs.TestFile, "docs/testing.md"},
+	"abi":          {"the plugin ABI: what a plugin exports, reads and answers", docs.ABI, "docs/abi.md"},
+	"audit-log":    {"the signed decision log's format, for verifiers", docs.AuditLog, "docs/audit-log.md"},
+	"web-approver": {"the leader's web page: login, answers, trust model", docs.WebApprover, "docs/web-approver.md"},
+	"bundles":      {"policy bundles in OCI registries: push, pull, cache, refresh", docs.Bundles, "docs/bundles.md"},
+	"agents":       {"the agents permhost reads, and how it governs each", docs.Agents, "docs/agents.md"},
 }
 
 // didYouMean names the command nearest name, " (did you mean "check"?)",
