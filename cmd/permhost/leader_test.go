@@ -97,8 +97,10 @@ func TestLeaderWorker(t *testing.T) {
 		t.Fatalf("the worker waited %v past a 300ms bound", waited)
 	}
 	// Within a decision's deadline, the worker gives up on the leader a
-	// little before it, leaving the headless policy time to answer.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	// little before it, leaving the headless policy time to answer (the
+	// full 500 ms margin, so that a loaded machine's scheduling delay
+	// cannot eat it).
+	ctx, cancel := context.WithTimeout(context.Background(), leaderMarginDiv*leaderMaxMargin)
 	defer cancel()
 	lw.timeout = time.Minute
 	r = lw.ask(ctx, req, host.Verdict{Outcome: abi.OutcomeAbstain}, all)
