@@ -47,7 +47,7 @@ func parseLine(b []byte) (line, error) {
 	l := line{hash: sha256.Sum256(b)}
 	rest, ok := bytes.CutPrefix(b, []byte(`{"seq":`))
 	if !ok {
-		return l, fmt.Errorf("%w: does not start with {\"seq\":", ErrLine)
+		return l, fmt.Errorf("%w: does not start with `{\"seq\":` (a signed log line)", ErrLine)
 	}
 	n := 0
 	for n < len(rest) && n < 20 && rest[n] >= '0' && rest[n] <= '9' {
