@@ -314,7 +314,10 @@ func (c *proc) limit() error {
 func (c *proc) decodeAnswer(id uint64, payload []byte) host.Result {
 	p := c.p
 	var a answerMsg
-	if err := decodeStrict(payload, &a, "decision", "failure"); err != nil {
+	var fast abi.Decision
+	if decodeAnswerFast(payload, &fast) {
+		a.Decision = &fast
+	} else if err := decodeStrict(payload, &a, "decision", "failure"); err != nil {
 		return c.broken(fmt.Errorf("answer: %v", err))
 	}
 	c.mu.Lock()

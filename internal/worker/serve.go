@@ -246,6 +246,12 @@ func (s *server) done(id uint64) {
 }
 
 func (s *server) answer(id uint64, r host.Result) {
+	if r.Err == nil {
+		if b, ok := appendAnswer(make([]byte, 0, 128), &r.Decision); ok {
+			s.sendAnswer(id, r.Logs, b)
+			return
+		}
+	}
 	var a answerMsg
 	if r.Err != nil {
 		f := failureMsg{Kind: host.KindOf(r.Err), Message: r.Err.Error()}
@@ -261,13 +267,20 @@ func (s *server) answer(id uint64, r host.Result) {
 	if err != nil {
 		b, _ = marshal(answerMsg{Failure: &failureMsg{Kind: host.KindBadOutput, Message: "answer not encodable: " + err.Error()}})
 	}
-	// The logs, then the answer, in one write: adjacent on the pipe.
+	s.sendAnswer(id, r.Logs, b)
+}
+
+// sendAnswer sends the logs, then the answer, in one write: adjacent on
+// the pipe.
+func (s *server) sendAnswer(id uint64, logs []host.Log, answer []byte) {
 	var frames []byte
-	if len(r.Logs) > 0 {
-		logs := appendLogs(nil, r.Logs)
-		frames = appendFrame(make([]byte, 0, 2*headerSize+len(logs)+len(b)), frameLogs, id, logs)
+	if len(logs) > 0 {
+		l := appendLogs(nil, logs)
+		frames = appendFrame(make([]byte, 0, 2*headerSize+len(l)+len(answer)), frameLogs, id, l)
+	} else {
+		frames = make([]byte, 0, headerSize+len(answer))
 	}
-	frames = appendFrame(frames, frameAnswer, id, b)
+	frames = appendFrame(frames, frameAnswer, id, answer)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	_, _ = s.out.Write(frames)
