@@ -380,17 +380,24 @@ func (c *proc) finish(id uint64, r host.Result) {
 // lockWrite makes the caller the one writer until unlock, waiting for
 // that until deadline at most.
 func (c *proc) lockWrite(deadline time.Time) (unlock func(), err error) {
+	select {
+	case c.wlock <- struct{}{}: // free, as it nearly always is: no timer
+		return c.unlockWrite, nil
+	default:
+	}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	select {
 	case c.wlock <- struct{}{}:
-		return func() { <-c.wlock }, nil
+		return c.unlockWrite, nil
 	case <-timer.C:
 		return nil, os.ErrDeadlineExceeded
 	case <-c.dead:
 		return nil, ErrCrashed
 	}
 }
+
+func (c *proc) unlockWrite() { <-c.wlock }
 
 // writeLocked sends one frame, giving up at deadline. A frame cut short
 // breaks the stream: the child is killed then.
