@@ -20,6 +20,19 @@ import (
 // decodeStrict accepts too and decodes to the same decision
 // (FuzzDecodeAnswerFast checks it).
 
+// decodeAnswerMsg decodes an answer payload as the parent does: the
+// canonical form by hand, anything else strictly.
+func decodeAnswerMsg(b []byte) (answerMsg, error) {
+	var a answerMsg
+	var fast abi.Decision
+	if decodeAnswerFast(b, &fast) {
+		a.Decision = &fast
+		return a, nil
+	}
+	err := decodeStrict(b, &a, "decision", "failure")
+	return a, err
+}
+
 // appendAnswer appends d as an answer payload in the canonical form, the
 // bytes marshal(answerMsg{Decision: d}) gives; false when a string would
 // need escaping (the caller marshals then).

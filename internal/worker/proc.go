@@ -309,11 +309,8 @@ func (c *proc) limit() error {
 // JSON, a known kind, a decision valid for the offered options.
 func (c *proc) decodeAnswer(id uint64, payload []byte) host.Result {
 	p := c.p
-	var a answerMsg
-	var fast abi.Decision
-	if decodeAnswerFast(payload, &fast) {
-		a.Decision = &fast
-	} else if err := decodeStrict(payload, &a, "decision", "failure"); err != nil {
+	a, err := decodeAnswerMsg(payload)
+	if err != nil {
 		return c.broken(fmt.Errorf("answer: %v", err))
 	}
 	c.mu.Lock()
