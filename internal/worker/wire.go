@@ -292,7 +292,7 @@ func appendDecide(b []byte, req *abi.Request) ([]byte, error) {
 func parseDecide(b []byte) ([]abi.Option, []byte, error) {
 	short := fmt.Errorf("%w: decide frame cut short", ErrProtocol)
 	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)) { // an option takes at least three bytes
+	if k <= 0 || n > uint64((len(b)-k)/3) { // an option takes at least three bytes
 		return nil, nil, short
 	}
 	b = b[k:]
