@@ -78,3 +78,21 @@ func TestUnencodableRequest(t *testing.T) {
 	require.NoError(t, r.Err)
 	assert.Equal(t, pid, p.pid())
 }
+
+// FuzzParseDecide: the child's reading of a decide frame never panics and
+// never reads more options than the frame holds.
+func FuzzParseDecide(f *testing.F) {
+	req := request("f", "plain")
+	b, _ := appendDecide(nil, &req)
+	f.Add(b)
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		options, input, err := parseDecide(b)
+		if err != nil {
+			return
+		}
+		if 3*len(options)+len(input) > len(b) {
+			t.Fatalf("%d options and %d bytes of input from %d bytes", len(options), len(input), len(b))
+		}
+	})
+}
