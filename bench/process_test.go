@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -134,3 +135,28 @@ func BenchmarkFallbackProcess(b *testing.B) {
 // wall: from worker.Load (the child's start, its handshake and the host's
 // load in it) until it fails; no child is left.
 func BenchmarkLoadFailureProcess(b *testing.B) { benchLoadFailure(b, true) }
+
+// TestRequest1KProcess: behind the process wall the plugins decide the
+// benchmarks' request as in process: team-rules' allow comes from its own
+// config, which the child's host splices into the request's JSON.
+func TestRequest1KProcess(t *testing.T) {
+	ctx := context.Background()
+	req := request1K(t)
+	for _, c := range []struct {
+		name, path, config string
+	}{
+		{"good", fixture(t, "good"), ""},
+		{"team-rules", examplePlugin(t, "team-rules"), teamRulesConfig},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want, err := load(t, c.path, c.config, 1).Decide(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := loadProcess(t, c.path, c.config, 1).Call(ctx, req)
+			if r.Err != nil || !reflect.DeepEqual(r.Decision, want) {
+				t.Fatalf("process: %+v, %v; in process: %+v", r.Decision, r.Err, want)
+			}
+		})
+	}
+}

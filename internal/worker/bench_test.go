@@ -8,8 +8,8 @@ import (
 )
 
 // BenchmarkCall is one warm decision of good.wasm through a child: the
-// request framed (gob) to the child, decided there by the host, the answer
-// framed (JSON) back and checked. bench/ has the rows of BENCHMARKS.md;
+// request framed to the child as the plugin's JSON, decided there by the
+// host, the answer framed (JSON) back and checked. bench/ has the rows of BENCHMARKS.md;
 // this is for work on the wire.
 func BenchmarkCall(b *testing.B) {
 	p := startWorker(b, host.Options{Path: fixture(b, "good")})

@@ -2,9 +2,8 @@ package worker
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/gob"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -35,10 +34,8 @@ type proc struct {
 	stdout *bufio.Reader
 	stderr *stderrRelay
 	wlock  chan struct{} // one writer at a time, acquired under a deadline
-	// Owned by the writer: the request stream and the frame being sent.
-	enc    *gob.Encoder
-	gobBuf bytes.Buffer
-	frame  []byte
+	// Owned by the writer: the frame being sent.
+	frame []byte
 
 	mu      sync.Mutex
 	calls   map[uint64]*pending
@@ -102,7 +99,6 @@ func (p *Plugin) spawn(ctx context.Context) (*proc, *readyMsg, *host.Error) {
 	c := &proc{p: p, cmd: cmd, pid: cmd.Process.Pid, stdin: inW, stdout: bufio.NewReaderSize(outR, 64<<10),
 		wlock: make(chan struct{}, 1), calls: map[uint64]*pending{},
 		dead: make(chan struct{}), done: make(chan struct{})}
-	c.enc = gob.NewEncoder(&c.gobBuf)
 	c.stderr = newStderrRelay(p.logger, "plugin", p.name, "pid", c.pid)
 	if !p.track(c) { // closed meanwhile
 		killGroup(c.pid)
@@ -313,8 +309,8 @@ func (c *proc) limit() error {
 // JSON, a known kind, a decision valid for the offered options.
 func (c *proc) decodeAnswer(id uint64, payload []byte) host.Result {
 	p := c.p
-	var a answerMsg
-	if err := decodeStrict(payload, &a, "decision", "failure"); err != nil {
+	a, err := decodeAnswerMsg(payload)
+	if err != nil {
 		return c.broken(fmt.Errorf("answer: %v", err))
 	}
 	c.mu.Lock()
@@ -381,17 +377,24 @@ func (c *proc) finish(id uint64, r host.Result) {
 // lockWrite makes the caller the one writer until unlock, waiting for
 // that until deadline at most.
 func (c *proc) lockWrite(deadline time.Time) (unlock func(), err error) {
+	select {
+	case c.wlock <- struct{}{}: // free, as it nearly always is: no timer
+		return c.unlockWrite, nil
+	default:
+	}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	select {
 	case c.wlock <- struct{}{}:
-		return func() { <-c.wlock }, nil
+		return c.unlockWrite, nil
 	case <-timer.C:
 		return nil, os.ErrDeadlineExceeded
 	case <-c.dead:
 		return nil, ErrCrashed
 	}
 }
+
+func (c *proc) unlockWrite() { <-c.wlock }
 
 // writeLocked sends one frame, giving up at deadline. A frame cut short
 // breaks the stream: the child is killed then.
@@ -418,29 +421,46 @@ func (c *proc) write(typ byte, id uint64, payload []byte, deadline time.Time) er
 	return c.writeLocked(typ, id, payload, deadline)
 }
 
-// sendRequest sends req as call id. Requests travel as one gob stream per
-// child (its types once, then only values), several times cheaper than
-// JSON both ways for a 1 KiB request; the child trusts its parent, so gob,
-// which is not meant for hostile input, is used in this direction only.
-// Whatever fails here leaves the stream unknown to the child: it is
-// killed.
+// sendRequest sends req as call id: its options and its JSON as the host
+// would give it to the plugin (appendDecide), which the child's host hands
+// to the plugin as they are. A request that cannot be encoded is an
+// *encodeError, and nothing is sent; whatever else fails leaves the
+// stream unknown to the child: it is killed.
 func (c *proc) sendRequest(id uint64, req *abi.Request, deadline time.Time) error {
 	unlock, err := c.lockWrite(deadline)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	c.gobBuf.Reset()
-	if err := c.enc.Encode(req); err != nil {
-		c.kill(fmt.Errorf("encoding a request: %v", err))
-		return err
+	// The frame is built in place: the header, then the payload, whose
+	// length is known once it is encoded.
+	frame := appendFrame(c.frame[:0], frameDecide, id, nil)
+	frame, err = appendDecide(frame, req)
+	if cap(frame) <= 1<<20 {
+		c.frame = frame
 	}
-	if err := c.writeLocked(frameDecide, id, c.gobBuf.Bytes(), deadline); err != nil {
-		c.kill(fmt.Errorf("%w: writing a request: %v", ErrStuck, err))
+	if err != nil {
+		return &encodeError{err}
+	}
+	binary.BigEndian.PutUint32(frame[0:4], uint32(len(frame)-headerSize))
+	_ = c.stdin.SetWriteDeadline(deadline)
+	if n, err := c.stdin.Write(frame); err != nil {
+		cause := fmt.Errorf("%w: writing a request: %v", ErrStuck, err)
+		if n > 0 {
+			cause = fmt.Errorf("%w: a frame was cut short: %v", ErrStuck, err)
+		}
+		c.kill(cause)
 		return err
 	}
 	return nil
 }
+
+// encodeError is a request that could not be encoded (an invalid raw
+// JSON member): the host fails such a request before calling the plugin.
+type encodeError struct{ err error }
+
+func (e *encodeError) Error() string { return e.err.Error() }
+func (e *encodeError) Unwrap() error { return e.err }
 
 // decide sends a request and waits for its answer until deadline.
 func (c *proc) decide(ctx context.Context, req *abi.Request, deadline time.Time) host.Result {
@@ -464,7 +484,11 @@ func (c *proc) decide(ctx context.Context, req *abi.Request, deadline time.Time)
 		delete(c.calls, id)
 		death := c.death
 		c.mu.Unlock()
+		var ee *encodeError
 		switch {
+		case errors.As(err, &ee):
+			// As the host in process says it.
+			return host.Result{Err: p.fail(host.KindInputTooLarge, fmt.Errorf("encode request: %w", ee.err))}
 		case death != nil:
 			return host.Result{Err: death}
 		case errors.Is(err, os.ErrDeadlineExceeded):

@@ -2,9 +2,7 @@ package worker
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/hostlink"
 )
 
 // Command is the hidden permhost subcommand that runs [Serve]: a child is
@@ -158,7 +157,6 @@ func (s *server) send(typ byte, id uint64, payload []byte) error {
 func (s *server) loop(ctx context.Context, r *bufio.Reader) {
 	ctx, cancelAll := context.WithCancel(ctx)
 	rd := &reader{r: r, ended: make(chan struct{}), turn: make(chan struct{})}
-	rd.dec = gob.NewDecoder(&rd.stream)
 	s.wg.Add(1)
 	go s.serve(ctx, rd, true)
 	<-rd.ended
@@ -167,13 +165,18 @@ func (s *server) loop(ctx context.Context, r *bufio.Reader) {
 }
 
 // reader is the state of the stdin stream, used by one goroutine at a
-// time: the requests form one gob stream, fed frame by frame.
+// time.
 type reader struct {
-	r      *bufio.Reader
-	stream bytes.Buffer
-	dec    *gob.Decoder
-	turn   chan struct{} // hands the reading to an idle goroutine
-	ended  chan struct{} // closed by the reader that meets the end
+	r     *bufio.Reader
+	turn  chan struct{} // hands the reading to an idle goroutine
+	ended chan struct{} // closed by the reader that meets the end
+}
+
+// decideMsg is a decide frame read: the options, and the request's JSON
+// for the plugin.
+type decideMsg struct {
+	options []abi.Option
+	input   []byte
 }
 
 // serve reads when it has the turn (reading says why it ends) and runs the
@@ -204,8 +207,8 @@ func (s *server) serve(ctx context.Context, rd *reader, reading bool) {
 		s.mu.Lock()
 		s.calls[id] = cancel
 		s.mu.Unlock()
-		if !(s.hooks && runHook(req.ToolCall.Title)) {
-			s.answer(id, s.plugin.Call(callCtx, req))
+		if !(s.hooks && runHook(title(req.input))) {
+			s.answer(id, hostlink.CallEncoded(callCtx, s.plugin, req.input, req.options).(host.Result))
 		}
 		s.done(id)
 	}
@@ -213,26 +216,37 @@ func (s *server) serve(ctx context.Context, rd *reader, reading bool) {
 
 // next reads frames until a request, handling cancels; false at the end
 // of the stream (or a broken one: the parent sees the exit).
-func (s *server) next(rd *reader) (uint64, abi.Request, bool) {
+func (s *server) next(rd *reader) (uint64, decideMsg, bool) {
 	for {
 		typ, id, payload, err := readFrame(rd.r, func(byte) int { return maxParentSent })
 		if err != nil {
-			return 0, abi.Request{}, false
+			return 0, decideMsg{}, false
 		}
 		switch typ {
 		case frameDecide:
-			rd.stream.Write(payload)
-			var req abi.Request
-			if err := rd.dec.Decode(&req); err != nil {
-				return 0, abi.Request{}, false
+			options, input, err := parseDecide(payload)
+			if err != nil {
+				return 0, decideMsg{}, false
 			}
-			return id, req, true
+			return id, decideMsg{options: options, input: input}, true
 		case frameCancel:
 			s.done(id)
 		default:
-			return 0, abi.Request{}, false // the parent sends nothing else
+			return 0, decideMsg{}, false // the parent sends nothing else
 		}
 	}
+}
+
+// title is the tool call title of a request's JSON, for the test hooks
+// only: nothing else in the child decodes the request.
+func title(input []byte) string {
+	var r struct {
+		ToolCall struct {
+			Title string `json:"title"`
+		} `json:"toolCall"`
+	}
+	_ = json.Unmarshal(input, &r)
+	return r.ToolCall.Title
 }
 
 func (s *server) done(id uint64) {
@@ -246,6 +260,12 @@ func (s *server) done(id uint64) {
 }
 
 func (s *server) answer(id uint64, r host.Result) {
+	if r.Err == nil {
+		if b, ok := appendAnswer(make([]byte, 0, 128), &r.Decision); ok {
+			s.sendAnswer(id, r.Logs, b)
+			return
+		}
+	}
 	var a answerMsg
 	if r.Err != nil {
 		f := failureMsg{Kind: host.KindOf(r.Err), Message: r.Err.Error()}
@@ -261,13 +281,20 @@ func (s *server) answer(id uint64, r host.Result) {
 	if err != nil {
 		b, _ = marshal(answerMsg{Failure: &failureMsg{Kind: host.KindBadOutput, Message: "answer not encodable: " + err.Error()}})
 	}
-	// The logs, then the answer, in one write: adjacent on the pipe.
+	s.sendAnswer(id, r.Logs, b)
+}
+
+// sendAnswer sends the logs, then the answer, in one write: adjacent on
+// the pipe.
+func (s *server) sendAnswer(id uint64, logs []host.Log, answer []byte) {
 	var frames []byte
-	if len(r.Logs) > 0 {
-		logs := appendLogs(nil, r.Logs)
-		frames = appendFrame(make([]byte, 0, 2*headerSize+len(logs)+len(b)), frameLogs, id, logs)
+	if len(logs) > 0 {
+		l := appendLogs(nil, logs)
+		frames = appendFrame(make([]byte, 0, 2*headerSize+len(l)+len(answer)), frameLogs, id, l)
+	} else {
+		frames = make([]byte, 0, headerSize+len(answer))
 	}
-	frames = appendFrame(frames, frameAnswer, id, b)
+	frames = appendFrame(frames, frameAnswer, id, answer)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	_, _ = s.out.Write(frames)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/hostlink"
 	"github.com/permhost/permhost/internal/jsontext"
 	"github.com/permhost/permhost/sandbox"
 )
@@ -24,15 +25,15 @@ import (
 // over the bound is skipped and failed, not buffered), and knows whose
 // answer it skipped: the id is in the header.
 //
-// Payloads are JSON but for the requests, which form one gob stream
-// (proc.sendRequest says why). A session: the child says hello (its
+// Payloads are JSON but for the requests (appendDecide) and the logs
+// (appendLogs), which have plain binary parts. A session: the child says hello (its
 // protocol version); the parent sets
 // the child's limits and sends load (the plugin's options); the child
 // answers ready (what it loaded) or failed (why not, then exits). Then the
 // parent sends decide (id, the request) and cancel (id); the child sends
 // answer (id, the result) and, once, retire (it is near its CPU limit and
 // wants replacing). The parent closes the child's stdin to end it.
-const protocolVersion = 1
+const protocolVersion = 2
 
 // Frame types.
 const (
@@ -40,7 +41,7 @@ const (
 	frameLoad   byte = 'L' // parent → child: loadMsg
 	frameReady  byte = 'R' // child → parent: readyMsg
 	frameFailed byte = 'F' // child → parent: failureMsg, at load
-	frameDecide byte = 'D' // parent → child: id, an abi.Request in the request gob stream
+	frameDecide byte = 'D' // parent → child: id, the request (appendDecide)
 	frameCancel byte = 'C' // parent → child: id, no payload
 	frameAnswer byte = 'A' // child → parent: id, answerMsg
 	frameLogs   byte = 'G' // child → parent: id, the call's logs (appendLogs), just before its answer
@@ -247,4 +248,80 @@ func decodeStrict(b []byte, v any, keys ...string) error {
 		return err
 	}
 	return json.Unmarshal(b, v)
+}
+
+// A decide frame's payload is the request's options, in the plain binary
+// form below, then the request's JSON as the host gives it to the plugin
+// (hostlink.AppendRequest): the child hands those bytes to its host as
+// they are, and checks the plugin's decision against the options as the
+// host does in process. Of an option the check reads only its id, kind,
+// whether it is durable and whether it describes changes, known or not:
+// per option the id and the kind, each a uvarint length and its bytes,
+// then a byte of flags.
+const (
+	optionDurable      = 1 << iota // Option.Durable
+	optionChanges                  // Option.Changes != nil
+	optionChangesKnown             // Option.Changes.Known
+)
+
+// appendDecide appends a decide payload for req to b.
+func appendDecide(b []byte, req *abi.Request) ([]byte, error) {
+	b = binary.AppendUvarint(b, uint64(len(req.Options)))
+	for _, o := range req.Options {
+		b = binary.AppendUvarint(b, uint64(len(o.OptionID)))
+		b = append(b, o.OptionID...)
+		b = binary.AppendUvarint(b, uint64(len(o.Kind)))
+		b = append(b, o.Kind...)
+		var f byte
+		if o.Durable {
+			f |= optionDurable
+		}
+		if o.Changes != nil {
+			f |= optionChanges
+			if o.Changes.Known {
+				f |= optionChangesKnown
+			}
+		}
+		b = append(b, f)
+	}
+	return hostlink.AppendRequest(b, req)
+}
+
+// parseDecide splits a decide payload into the options and the request's
+// JSON.
+func parseDecide(b []byte) ([]abi.Option, []byte, error) {
+	short := fmt.Errorf("%w: decide frame cut short", ErrProtocol)
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64((len(b)-k)/3) { // an option takes at least three bytes
+		return nil, nil, short
+	}
+	b = b[k:]
+	next := func() (string, bool) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return "", false
+		}
+		s := string(b[k : k+int(n)])
+		b = b[k+int(n):]
+		return s, true
+	}
+	options := make([]abi.Option, 0, n)
+	for range n {
+		id, ok := next()
+		if !ok {
+			return nil, nil, short
+		}
+		kind, ok := next()
+		if !ok || len(b) == 0 {
+			return nil, nil, short
+		}
+		f := b[0]
+		b = b[1:]
+		o := abi.Option{OptionID: id, Kind: kind, Durable: f&optionDurable != 0}
+		if f&optionChanges != 0 {
+			o.Changes = &abi.ChangeSet{Known: f&optionChangesKnown != 0}
+		}
+		options = append(options, o)
+	}
+	return options, b, nil
 }

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +57,8 @@ func runEvil(mode string) int {
 		send(frameHello, 0, []byte(`{"protocol":99}`))
 		return 0
 	}
-	send(frameHello, 0, []byte(`{"protocol":1}`))
+	hello, _ := marshal(helloMsg{Protocol: protocolVersion})
+	send(frameHello, 0, hello)
 	r := bufio.NewReader(os.Stdin)
 	_, _, payload, err := readFrame(r, func(byte) int { return maxLoadBytes })
 	var lm loadMsg
@@ -153,7 +155,7 @@ func TestEvilChild(t *testing.T) {
 		_, err := Load(context.Background(), Options{Plugin: host.Options{Name: "evil-hello", Path: fixture(t, "good"), CacheDir: testCache}})
 		assert.Equal(t, host.KindLoad, host.KindOf(err), "%v", err)
 		assert.ErrorIs(t, err, ErrCrashed)
-		assert.Contains(t, err.Error(), "want protocol 1")
+		assert.Contains(t, err.Error(), "want protocol "+strconv.Itoa(protocolVersion))
 	})
 }
 
@@ -245,8 +247,8 @@ func FuzzReadFrame(f *testing.F) {
 			if typ != frameAnswer {
 				continue
 			}
-			var a answerMsg
-			if decodeStrict(payload, &a, "decision", "failure") != nil || a.Decision == nil {
+			a, err := decodeAnswerMsg(payload)
+			if err != nil || a.Decision == nil {
 				continue
 			}
 			if a.Decision.Validate(options) == nil {
