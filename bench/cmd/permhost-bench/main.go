@@ -53,6 +53,7 @@ func main() {
 	out := flag.String("out", "BENCHMARKS.md", "markdown `file` to write")
 	soak := flag.String("soak", "build/soak.md", "soak figures written by `make soak`, included when present")
 	fuzz := flag.String("fuzz", "build/fuzz.tsv", "fuzzing outcomes recorded by `make fuzz`, included when present")
+	loadWeb := flag.String("load-web", "build/load-web.md", "the web approver's figures from `make load-web`, included when present (else the previous table's section is kept)")
 	flag.IntVar(&r.runs, "runs", 5, "repetitions of each measurement")
 	samples := flag.String("samples", "build/bench-samples.json", "`file` to keep every sample in, for -render")
 	baseline := flag.String("baseline", "", "another permhost `binary` (an earlier build, say) whose passthrough runs side by side with -permhost's in P1")
@@ -63,8 +64,7 @@ func main() {
 	if *render != "" {
 		rep, err := loadSamples(*render)
 		if err == nil {
-			rep.soak = soakSection(*soak, *out)
-			rep.fuzz = fuzzSection(*fuzz, *out)
+			rep.keep(*soak, *fuzz, *loadWeb, *out)
 			err = os.WriteFile(*out, []byte(rep.markdown()), 0o644)
 		}
 		if err != nil {
@@ -101,6 +101,7 @@ func main() {
 		{"proxy decisions and peak RSS", r.proxyDecisions},
 		{"go test -bench ./bench", r.goBench},
 		{"standard plugins", r.stdPlugins},
+		{"decision log", r.decisionLog},
 	}
 	onlyRE, err := regexp.Compile(*only)
 	if err != nil {
@@ -121,8 +122,7 @@ func main() {
 	}
 	rep.elapsed = time.Since(start)
 	rep.load1 = loadavg()
-	rep.soak = soakSection(*soak, *out)
-	rep.fuzz = fuzzSection(*fuzz, *out)
+	rep.keep(*soak, *fuzz, *loadWeb, *out)
 	if err := saveSamples(*samples, rep); err != nil {
 		r.logf("keeping the samples: %v", err)
 	}
@@ -659,6 +659,30 @@ func cpuModel() string {
 		}
 	}
 	return runtime.GOARCH
+}
+
+// keep fills in the sections that this program does not measure: from the
+// files that `make soak`, `make fuzz` and `make load-web` write when present,
+// else from the previous table (out).
+func (r *report) keep(soak, fuzz, loadWeb, out string) {
+	r.soak = soakSection(soak, out)
+	r.fuzz = fuzzSection(fuzz, out)
+	r.loadWeb = fileOrSection(loadWeb, out, loadWebHeading)
+	if old, err := os.ReadFile(out); err == nil {
+		r.keptDecisionLog = keepSection(string(old), decisionLogHeading, oldDecisionLogHeading)
+	}
+}
+
+// fileOrSection is file's content when it exists, else heading's section
+// of the previous table.
+func fileOrSection(file, out, heading string) string {
+	if b, err := os.ReadFile(file); err == nil {
+		return string(b)
+	}
+	if old, err := os.ReadFile(out); err == nil {
+		return keepSection(string(old), heading)
+	}
+	return ""
 }
 
 // soakSection is the soak's figures: those `make soak` wrote last, else the

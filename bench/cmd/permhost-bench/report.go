@@ -22,6 +22,10 @@ type report struct {
 	samples      map[string][]float64
 	soak         string
 	fuzz         string // the fuzzing section
+	loadWeb      string // the web approver's load section (make load-web)
+	// keptDecisionLog is the previous table's decision log section, shown
+	// when this run did not measure it (-only).
+	keptDecisionLog string
 	head         string // git revision measured; "" = the current one
 	failures     []string
 }
@@ -79,7 +83,13 @@ type goal struct {
 	note         string // why and what would close it, shown when missed
 }
 
-const soakHeading = "## Endurance (`make soak`)"
+const (
+	soakHeading    = "## Endurance (`make soak`)"
+	loadWebHeading = "## The leader's web approver under load (`make load-web`)"
+	// oldDecisionLogHeading is the hand-written section that the decision
+	// log step replaced; kept from an older table when the step did not run.
+	oldDecisionLogHeading = "## Decision log: signed (`[log] key`) vs plain"
+)
 
 func (r *report) goals() []goal {
 	var g []goal
@@ -297,6 +307,8 @@ func (r *report) markdown() string {
 		w("| `%s` | %s | %s | %s | %s | %s |\n", f.Name, f.Ends, r.cell(k+".p50-ms", 1, "%.2f"), r.cell(k+".p99-ms", 1, "%.2f"), r.cell(k+".max-ms", 1, "%.2f"), r.isolationCell("LoadFailure", f.Name))
 	}
 
+	r.decisionLogSection(w)
+
 	w("\n## Governed sessions and the proxy's paths (`acp` benchmarks)\n\n")
 	w("`go test -bench '^Benchmark(SessionStart|ToolCallUpdates|IsPlainUpdate)$' ./acp` (1 s per run), in process over pipes. A switched start is a `session/new` whose result waits in its place while the Governor moves the session to an asking mode (one more round trip to the agent; a real agent's `session/new` takes ~300 ms). Tool-call updates take the strict path (each is decoded and tracked, and with a Governor shown to it); a plain `session/update` takes the fast path, whose look at a line is the last rows.\n\n")
 	w("| benchmark | result |\n|---|---|\n")
@@ -331,21 +343,34 @@ func (r *report) markdown() string {
 	} else {
 		w("%s\n\nNot run yet: `make fuzz FUZZTIME=5m`.\n", fuzzHeading)
 	}
+	w("\n")
+	if r.loadWeb != "" {
+		w("%s\n", trimSection(r.loadWeb))
+	} else {
+		w("%s\n\nNot run yet: `make load-web`.\n", loadWebHeading)
+	}
 	return b.String()
 }
 
-// keepSection returns heading and what follows it up to the next "## ".
-func keepSection(doc, heading string) string {
-	i := strings.Index(doc, heading)
-	if i < 0 {
-		return ""
+// keepSection returns the first of headings found in doc, at the start of
+// a line, and what follows it up to the next "## ".
+func keepSection(doc string, headings ...string) string {
+	for _, heading := range headings {
+		i := strings.Index("\n"+doc, "\n"+heading+"\n")
+		if i < 0 {
+			continue
+		}
+		rest := doc[i+len(heading):]
+		if j := strings.Index(rest, "\n## "); j >= 0 {
+			rest = rest[:j]
+		}
+		return heading + rest
 	}
-	rest := doc[i+len(heading):]
-	if j := strings.Index(rest, "\n## "); j >= 0 {
-		rest = rest[:j]
-	}
-	return heading + rest
+	return ""
 }
+
+// trimSection is a kept section without the blank lines around it.
+func trimSection(s string) string { return strings.TrimSpace(s) }
 
 func goVersion() string { return runtime.Version() }
 
