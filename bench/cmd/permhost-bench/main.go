@@ -454,7 +454,8 @@ func (r *runner) session(argv []string) (rep benchReport, forwarded int, started
 }
 
 // P4: from `permhost proxy` start until initialize reaches the agent, and
-// until the agent has the first decision of a ~3 MB Go plugin.
+// until the agent has the first decision of team-rules (the standard
+// plugin's module in -plugins).
 func (r *runner) coldStart(rep *report) error {
 	cfg, err := r.writeConfig("team-rules", r.pluginTOML("team-rules", teamRulesTOML))
 	if err != nil {
@@ -464,6 +465,9 @@ func (r *runner) coldStart(rep *report) error {
 		filepath.Join(r.root, "testdata", "wasm", "scripted.wasm")))
 	if err != nil {
 		return err
+	}
+	if fi, err := os.Stat(filepath.Join(r.plugins, "team-rules.wasm")); err == nil {
+		rep.add("p4.module-kB", float64(fi.Size())/1e3)
 	}
 	warmCache := filepath.Join(r.tmp, "warm-cache")
 	type variant struct {
@@ -479,7 +483,7 @@ func (r *runner) coldStart(rep *report) error {
 			func(run int) string { return filepath.Join(r.tmp, fmt.Sprintf("cold-cache-%d", run)) }, true},
 		{"proxy, team-rules, warm cache", []string{r.permhost, "proxy", "--config", cfg, "--", r.agent, "startup"},
 			func(int) string { return warmCache }, true},
-		// The host's own start-up, without a 3 MB module to load.
+		// The host's own start-up, with a module of almost nothing to load.
 		{"proxy, constant plugin (900 B), warm cache", []string{r.permhost, "proxy", "--config", small, "--", r.agent, "startup"},
 			func(int) string { return warmCache }, true},
 	}
