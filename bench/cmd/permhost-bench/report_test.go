@@ -100,7 +100,8 @@ func TestStaleLabels(t *testing.T) {
 	r.add("p4.init.proxy, team-rules, empty cache", 60)
 	r.add("p4.decide.proxy, team-rules, warm cache", 30)
 	md := r.markdown()
-	for _, stale := range []string{"3 MB", "Go plugin", "3.9 MB", "Go, ~3 MB"} {
+	// The Go reference team-rules did not run: no figure of 0 for it.
+	for _, stale := range []string{"3 MB", "Go plugin", "3.9 MB", "Go, ~3 MB", "(Go module: 0.0 µs)"} {
 		if strings.Contains(md, stale) {
 			t.Errorf("the table says %q", stale)
 		}

@@ -111,15 +111,24 @@ func (r *report) stdGoals() []goal {
 	tr := r.median("bench.TeamRules20/std.ns/op") / 1e3
 	return []goal{
 		{name: "Fresh install: default policy's first decision, empty cache", target: "≤ 1 s", value: first,
-			shown: fmt.Sprintf("%.0f ms (Go modules: %.0f ms)", first, r.median("std.fresh.decide.Go reference modules")), met: first <= 1000, by: fmt.Sprintf("%+.0f ms", first-1000),
+			shown: fmt.Sprintf("%.0f ms", first) + r.goRef("std.fresh.decide.Go reference modules", 1, " (Go modules: %.0f ms)"), met: first <= 1000, by: fmt.Sprintf("%+.0f ms", first-1000),
 			note: r.freshNote(first)},
 		{name: "Fresh install: compile cache left", target: "≤ 16 MB", value: cache,
-			shown: fmt.Sprintf("%.1f MB (Go modules: %.1f MB)", cache, r.median("std.fresh.cacheMB.Go reference modules")), met: cache <= 16, by: fmt.Sprintf("%+.1f MB", cache-16),
+			shown: fmt.Sprintf("%.1f MB", cache) + r.goRef("std.fresh.cacheMB.Go reference modules", 1, " (Go modules: %.1f MB)"), met: cache <= 16, by: fmt.Sprintf("%+.1f MB", cache-16),
 			note: r.largestStd("cache-MB", 1, "the largest module's cache entry: %s, %.2f MB (standard plugins' table)")},
 		{name: "team-rules, 20 rules, warm decision", target: "≤ 50 µs", value: tr,
-			shown: fmt.Sprintf("%.1f µs (Go module: %.1f µs)", tr, r.median("bench.TeamRules20/go.ns/op")/1e3), met: tr > 0 && tr <= 50, by: fmt.Sprintf("%+.1f µs", tr-50),
+			shown: fmt.Sprintf("%.1f µs", tr) + r.goRef("bench.TeamRules20/go.ns/op", 1e-3, " (Go module: %.1f µs)"), met: tr > 0 && tr <= 50, by: fmt.Sprintf("%+.1f µs", tr-50),
 			note: r.teamRulesNote(tr)},
 	}
+}
+
+// goRef is the Go reference modules' figure of the same run, formatted,
+// or "" when they were not measured.
+func (r *report) goRef(key string, scale float64, format string) string {
+	if !r.has(key) {
+		return ""
+	}
+	return fmt.Sprintf(format, r.median(key)*scale)
 }
 
 // stdModules are the standard plugins of the default policy.
