@@ -4,6 +4,10 @@
 //
 //	permhost-bench [-permhost build/permhost] [-baseline OTHER] [-plugins build/plugins] [-runs 5] [-only STEPS] [-out BENCHMARKS.md]
 //
+// Sections it cannot measure come from the files that make soak, make fuzz
+// and make load-web write (build/soak.md, build/fuzz.tsv,
+// build/load-web.md) when present, else from the previous -out.
+//
 // Process-level rows (passthrough against a raw pipe, cold start, peak RSS,
 // decisions through the proxy) are measured here with real processes over
 // real pipes; in-process rows come from the benchmarks of package bench
