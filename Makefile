@@ -94,9 +94,11 @@ soak: build build-plugins
 	PERMHOST_SIM_SEEDS=$(SIM_SEEDS) $(GOTEST) -count=1 -timeout 60m -run '^TestSimulation$$' ./policy
 
 # The web approver under load: 50 agents x 20 pending requests, two pages
-# (figures in BENCHMARKS.md, "The leader's web approver under load").
+# (figures in $(BUILD)/load-web.md, which make bench includes in
+# BENCHMARKS.md, "The leader's web approver under load").
 load-web:
-	PERMHOST_LOAD=1 $(GOTEST) -count=1 -timeout 10m -run '^TestLoad$$' -v ./internal/web
+	mkdir -p $(BUILD)
+	PERMHOST_LOAD=1 PERMHOST_LOAD_REPORT=$(abspath $(BUILD))/load-web.md $(GOTEST) -count=1 -timeout 10m -run '^TestLoad$$' -v ./internal/web
 
 fuzz:
 	bench/fuzz.sh $(FUZZTIME) '$(FUZZ)'

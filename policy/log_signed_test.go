@@ -20,6 +20,7 @@ import (
 	"github.com/permhost/permhost/host"
 	"github.com/permhost/permhost/internal/auditlog"
 	"github.com/permhost/permhost/internal/config"
+	"github.com/permhost/permhost/internal/otlp/otlptest"
 	"github.com/permhost/permhost/policy"
 )
 
@@ -127,20 +128,26 @@ func TestSignedLogOrder(t *testing.T) {
 	}
 }
 
-// BenchmarkDecisionLog: a decision's latency with the plain log and with
-// the chained, signed one, taken in turns in one loop so that both see the
-// same load (the log is written by its own goroutine, whose hashing and
-// signing share the cores). It reports the median and p99 of each.
+// BenchmarkDecisionLog: a decision's latency with the plain log, with the
+// chained, signed one, and with the plain log and [log.otlp] exporting to
+// a receiver on loopback, taken in turns in one loop so that all see the
+// same load (the log and the exporter have their own goroutines, whose
+// hashing, signing and sending share the cores). It reports the median and
+// p99 of each (make bench shows them side by side).
 func BenchmarkDecisionLog(b *testing.B) {
 	type side struct {
 		h     acp.Handler
 		times []time.Duration
 	}
-	var sides [2]*side
-	for i, signed := range []bool{false, true} {
+	names := []string{"plain", "signed", "otlp"}
+	var sides [3]*side
+	for i, name := range names {
 		cfg, _ := signedConfig(b)
-		if !signed {
+		if name != "signed" {
 			cfg.LogKey = nil
+		}
+		if name == "otlp" {
+			cfg.OTLP = config.OTLP{Endpoint: otlptest.Start(b).URL}
 		}
 		dlog, err := policy.OpenConfiguredLog(cfg, nil)
 		if err != nil {
@@ -165,7 +172,7 @@ func BenchmarkDecisionLog(b *testing.B) {
 			s.times = append(s.times, time.Since(start))
 		}
 	}
-	for i, name := range []string{"plain", "signed"} {
+	for i, name := range names {
 		t := sides[i].times
 		slices.Sort(t)
 		b.ReportMetric(float64(t[len(t)/2].Microseconds()), name+"-p50-µs")

@@ -204,6 +204,24 @@ func TestLoad(t *testing.T) {
 		agents, each, total, got["web:"+pageName(r, pages[0].c)], got["web:"+pageName(r, pages[1].c)], elapsed.Round(time.Millisecond))
 	t.Logf("ask → card on the page: p50 %v p99 %v max %v", pct(shown, .5), pct(shown, .99), pct(shown, 1))
 	t.Logf("answer taken → 'answered by' on both pages: p50 %v p99 %v max %v", pct(ended, .5), pct(ended, .99), pct(ended, 1))
+	if path := os.Getenv("PERMHOST_LOAD_REPORT"); path != "" {
+		// make bench includes this section in BENCHMARKS.md.
+		load, _ := os.ReadFile("/proc/loadavg")
+		ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" }
+		var b strings.Builder
+		b.WriteString("## The leader's web approver under load (`make load-web`)\n\n")
+		fmt.Fprintf(&b, "`TestLoad` (internal/web): one `permhost leader` server on a Unix socket with the web approver on loopback; %d agents × %d requests pending at once (%d `leader.Client.Ask`, each on its own connection); two pages open (server-sent event clients in Go, as the browser's EventSource), both answering every request they are shown, at once. Measured %s, load average %s at the end; figures are reported, not asserted. The time to a card is from the moment the agent's request was sent (matched by arrival order), so it includes dialling the leader and queueing.\n\n",
+			agents, each, total, time.Now().UTC().Format("2006-01-02 15:04 UTC"), strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
+		b.WriteString("| what | figure |\n| --- | --- |\n")
+		fmt.Fprintf(&b, "| requests answered, each exactly once | %d of %d |\n", total, total)
+		fmt.Fprintf(&b, "| split between the two pages | %v / %v |\n", got["web:"+pageName(r, pages[0].c)], got["web:"+pageName(r, pages[1].c)])
+		fmt.Fprintf(&b, "| all asked, shown, answered and acknowledged | %v |\n", elapsed.Round(time.Millisecond))
+		fmt.Fprintf(&b, "| ask → its card on both pages (p50 / p99 / max) | %s / %s / %s |\n", ms(pct(shown, .5)), ms(pct(shown, .99)), ms(pct(shown, 1)))
+		fmt.Fprintf(&b, "| answer taken → \"answered by … at …\" on both pages (p50 / p99 / max) | %s / %s / %s |\n", ms(pct(ended, .5)), ms(pct(ended, .99)), ms(pct(ended, 1)))
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
 	if n := strconv.Itoa(len(r.leader.Queued())); n != "0" {
 		t.Fatalf("%s requests left queued", n)
 	}

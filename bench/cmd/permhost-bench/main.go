@@ -4,6 +4,10 @@
 //
 //	permhost-bench [-permhost build/permhost] [-baseline OTHER] [-plugins build/plugins] [-runs 5] [-only STEPS] [-out BENCHMARKS.md]
 //
+// Sections it cannot measure come from the files that make soak, make fuzz
+// and make load-web write (build/soak.md, build/fuzz.tsv,
+// build/load-web.md) when present, else from the previous -out.
+//
 // Process-level rows (passthrough against a raw pipe, cold start, peak RSS,
 // decisions through the proxy) are measured here with real processes over
 // real pipes; in-process rows come from the benchmarks of package bench
@@ -53,6 +57,7 @@ func main() {
 	out := flag.String("out", "BENCHMARKS.md", "markdown `file` to write")
 	soak := flag.String("soak", "build/soak.md", "soak figures written by `make soak`, included when present")
 	fuzz := flag.String("fuzz", "build/fuzz.tsv", "fuzzing outcomes recorded by `make fuzz`, included when present")
+	loadWeb := flag.String("load-web", "build/load-web.md", "the web approver's figures from `make load-web`, included when present (else the previous table's section is kept)")
 	flag.IntVar(&r.runs, "runs", 5, "repetitions of each measurement")
 	samples := flag.String("samples", "build/bench-samples.json", "`file` to keep every sample in, for -render")
 	baseline := flag.String("baseline", "", "another permhost `binary` (an earlier build, say) whose passthrough runs side by side with -permhost's in P1")
@@ -63,8 +68,7 @@ func main() {
 	if *render != "" {
 		rep, err := loadSamples(*render)
 		if err == nil {
-			rep.soak = soakSection(*soak, *out)
-			rep.fuzz = fuzzSection(*fuzz, *out)
+			rep.keep(*soak, *fuzz, *loadWeb, *out)
 			err = os.WriteFile(*out, []byte(rep.markdown()), 0o644)
 		}
 		if err != nil {
@@ -101,6 +105,7 @@ func main() {
 		{"proxy decisions and peak RSS", r.proxyDecisions},
 		{"go test -bench ./bench", r.goBench},
 		{"standard plugins", r.stdPlugins},
+		{"decision log", r.decisionLog},
 	}
 	onlyRE, err := regexp.Compile(*only)
 	if err != nil {
@@ -121,8 +126,7 @@ func main() {
 	}
 	rep.elapsed = time.Since(start)
 	rep.load1 = loadavg()
-	rep.soak = soakSection(*soak, *out)
-	rep.fuzz = fuzzSection(*fuzz, *out)
+	rep.keep(*soak, *fuzz, *loadWeb, *out)
 	if err := saveSamples(*samples, rep); err != nil {
 		r.logf("keeping the samples: %v", err)
 	}
@@ -454,7 +458,8 @@ func (r *runner) session(argv []string) (rep benchReport, forwarded int, started
 }
 
 // P4: from `permhost proxy` start until initialize reaches the agent, and
-// until the agent has the first decision of a ~3 MB Go plugin.
+// until the agent has the first decision of team-rules (the standard
+// plugin's module in -plugins).
 func (r *runner) coldStart(rep *report) error {
 	cfg, err := r.writeConfig("team-rules", r.pluginTOML("team-rules", teamRulesTOML))
 	if err != nil {
@@ -464,6 +469,9 @@ func (r *runner) coldStart(rep *report) error {
 		filepath.Join(r.root, "testdata", "wasm", "scripted.wasm")))
 	if err != nil {
 		return err
+	}
+	if fi, err := os.Stat(filepath.Join(r.plugins, "team-rules.wasm")); err == nil {
+		rep.add("p4.module-kB", float64(fi.Size())/1e3)
 	}
 	warmCache := filepath.Join(r.tmp, "warm-cache")
 	type variant struct {
@@ -479,7 +487,7 @@ func (r *runner) coldStart(rep *report) error {
 			func(run int) string { return filepath.Join(r.tmp, fmt.Sprintf("cold-cache-%d", run)) }, true},
 		{"proxy, team-rules, warm cache", []string{r.permhost, "proxy", "--config", cfg, "--", r.agent, "startup"},
 			func(int) string { return warmCache }, true},
-		// The host's own start-up, without a 3 MB module to load.
+		// The host's own start-up, with a module of almost nothing to load.
 		{"proxy, constant plugin (900 B), warm cache", []string{r.permhost, "proxy", "--config", small, "--", r.agent, "startup"},
 			func(int) string { return warmCache }, true},
 	}
@@ -659,6 +667,30 @@ func cpuModel() string {
 		}
 	}
 	return runtime.GOARCH
+}
+
+// keep fills in the sections that this program does not measure: from the
+// files that `make soak`, `make fuzz` and `make load-web` write when present,
+// else from the previous table (out).
+func (r *report) keep(soak, fuzz, loadWeb, out string) {
+	r.soak = soakSection(soak, out)
+	r.fuzz = fuzzSection(fuzz, out)
+	r.loadWeb = fileOrSection(loadWeb, out, loadWebHeading)
+	if old, err := os.ReadFile(out); err == nil {
+		r.keptDecisionLog = keepSection(string(old), decisionLogHeading, oldDecisionLogHeading)
+	}
+}
+
+// fileOrSection is file's content when it exists, else heading's section
+// of the previous table.
+func fileOrSection(file, out, heading string) string {
+	if b, err := os.ReadFile(file); err == nil {
+		return string(b)
+	}
+	if old, err := os.ReadFile(out); err == nil {
+		return keepSection(string(old), heading)
+	}
+	return ""
 }
 
 // soakSection is the soak's figures: those `make soak` wrote last, else the
