@@ -132,9 +132,10 @@ type Exporter struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	once   sync.Once
-	// failing is set while batches fail, so that an outage is logged
-	// once (read and written by the sending goroutine only).
-	failing bool
+	// failing holds the URLs whose requests fail, so that an outage is
+	// logged once per endpoint (a collector may take logs and refuse
+	// traces); read and written by the sending goroutine only.
+	failing map[string]bool
 	// dropLogged likewise for a full queue.
 	dropLogged atomic.Bool
 }
@@ -161,7 +162,7 @@ func New(opts Options) *Exporter {
 	}
 	x := &Exporter{opts: opts, client: &http.Client{Timeout: opts.Timeout}, log: opts.Logger,
 		queue: make(chan Record, opts.QueueSize), flush: make(chan chan struct{}),
-		stop: make(chan struct{}), done: make(chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{}), failing: map[string]bool{}}
 	if x.log == nil {
 		x.log = slog.New(slog.DiscardHandler)
 	}
@@ -369,16 +370,16 @@ func (x *Exporter) deliver(ctx context.Context, url string, msg proto.Message, n
 	for attempt := 0; ; attempt++ {
 		retry, err := x.post(ctx, url, body)
 		if err == nil {
-			if x.failing {
-				x.failing = false
+			if x.failing[url] {
+				delete(x.failing, url)
 				x.log.Info("OTLP collector reachable again", "url", url)
 			}
 			x.dropLogged.Store(false)
 			return true
 		}
 		if !retry || attempt >= x.opts.Retries {
-			if !x.failing {
-				x.failing = true
+			if !x.failing[url] {
+				x.failing[url] = true
 				x.log.Warn("OTLP export failed; records dropped (the local decision log has them)", "url", url, "records", n, "err", err)
 			}
 			return false

@@ -1,10 +1,13 @@
 package otlp_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -220,5 +223,28 @@ func TestExportNoSpans(t *testing.T) {
 	x.Flush(context.Background())
 	if _, recs := received(r); len(recs) != 1 || recs[0].TraceId != nil || len(r.Traces()) != 0 || r.Attempts() != 1 {
 		t.Fatalf("records %v, %d traces requests", recs, len(r.Traces()))
+	}
+}
+
+// A collector that takes logs and refuses traces: the records are sent,
+// the spans are not, and the refusal is logged once, not once a batch nor
+// alternating with the logs' successes.
+func TestExportTracesRefused(t *testing.T) {
+	r := otlptest.Start(t)
+	var diag bytes.Buffer
+	x := otlp.New(otlp.Options{URL: r.URL, TracesURL: strings.Replace(r.TracesURL, "/v1/traces", "/v1/none", 1), Interval: time.Hour,
+		Logger: slog.New(slog.NewTextHandler(&diag, nil))})
+	defer x.Close(context.Background())
+	for i := range 3 {
+		x.Emit(otlp.Record{Body: fmt.Sprint(i), Span: &otlp.Span{Name: "decision"}})
+		if err := x.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, recs := received(r); len(recs) != 3 || x.Sent() != 3 || x.SpansSent() != 0 {
+		t.Fatalf("%d records received, %d sent, %d spans sent", len(recs), x.Sent(), x.SpansSent())
+	}
+	if n := strings.Count(diag.String(), "OTLP export failed"); n != 1 || strings.Contains(diag.String(), "reachable again") {
+		t.Fatalf("diagnostics:\n%s", diag.String())
 	}
 }
