@@ -15,7 +15,8 @@ import (
 // TestOTLPThroughBinary (#22): `permhost demo` through a configuration
 // with [log.otlp]: every decision of the local log reaches a real OTLP/HTTP
 // receiver as a log record with its decision id, outcome and deciding
-// plugin, under permhost's resource.
+// plugin, under permhost's resource naming the agent, and as a span whose
+// trace and span ids the record carries.
 func TestOTLPThroughBinary(t *testing.T) {
 	t.Parallel()
 	r := otlptest.Start(t)
@@ -55,13 +56,14 @@ func TestOTLPThroughBinary(t *testing.T) {
 		t.Fatalf("not OTLP: %v", bad)
 	}
 	got := map[string][2]string{}
+	ids := map[string]string{} // trace id + span id -> decision id
 	for _, req := range r.Requests() {
 		for _, rl := range req.ResourceLogs {
 			res := map[string]string{}
 			for _, kv := range rl.Resource.Attributes {
 				res[kv.Key] = kv.Value.GetStringValue()
 			}
-			if res["service.name"] != "permhost" || res["service.version"] == "" {
+			if res["service.name"] != "permhost" || res["service.version"] == "" || res["permhost.agent.name"] == "" {
 				t.Fatalf("resource %v", res)
 			}
 			for _, sl := range rl.ScopeLogs {
@@ -71,6 +73,7 @@ func TestOTLPThroughBinary(t *testing.T) {
 						a[kv.Key] = kv.Value.GetStringValue()
 					}
 					got[a["permhost.decision_id"]] = [2]string{a["permhost.outcome"], a["permhost.decided_by"]}
+					ids[string(rec.TraceId)+string(rec.SpanId)] = a["permhost.decision_id"]
 				}
 			}
 		}
@@ -82,5 +85,28 @@ func TestOTLPThroughBinary(t *testing.T) {
 		if got[id] != want {
 			t.Errorf("decision %s: received %v, logged %v", id, got[id], want)
 		}
+	}
+	spans := 0
+	for _, req := range r.Traces() {
+		for _, rs := range req.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				for _, sp := range ss.Spans {
+					spans++
+					id := ids[string(sp.TraceId)+string(sp.SpanId)]
+					var outcome string
+					for _, kv := range sp.Attributes {
+						if kv.Key == "permhost.outcome" {
+							outcome = kv.Value.GetStringValue()
+						}
+					}
+					if sp.Name != "permhost.decision" || id == "" || outcome != local[id][0] || sp.EndTimeUnixNano < sp.StartTimeUnixNano {
+						t.Errorf("span %v: no log record with its ids, or not its decision's", sp)
+					}
+				}
+			}
+		}
+	}
+	if spans != len(local) {
+		t.Errorf("%d spans received, %d decisions", spans, len(local))
 	}
 }

@@ -43,6 +43,7 @@ type LogEntry struct {
 	Strategy   string      `json:"strategy,omitempty"`
 	Session    string      `json:"session"`
 	Agent      *abi.Peer   `json:"agent,omitempty"`
+	Project    string      `json:"-"` // the session's cwd: the OTLP resource's, not the (project's own) log's
 	ToolCall   LogToolCall `json:"toolCall"`
 	Options    []LogOption `json:"options"`
 	Plugins    []LogPlugin `json:"plugins"`
@@ -223,7 +224,7 @@ func LogPlugins(votes []host.Vote) []LogPlugin {
 func entryFor(req abi.Request, via, strategy string, start time.Time) LogEntry {
 	e := LogEntry{
 		DecisionID: req.DecisionID, Time: start.UTC(), Via: via, Strategy: strategy,
-		Session: req.Session.ID, Agent: req.Session.Agent,
+		Session: req.Session.ID, Agent: req.Session.Agent, Project: req.Session.Cwd,
 		ToolCall: LogToolCall{ID: req.ToolCall.ID, Title: req.ToolCall.Title, Kind: req.ToolCall.Kind,
 			RawInputSHA256: CanonicalSHA256(req.ToolCall.RawInput)},
 		Options: make([]LogOption, 0, len(req.Options)),

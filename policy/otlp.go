@@ -26,12 +26,12 @@ func (e *Engine) startOTLP() {
 	}
 	res := map[string]string{"service.name": "permhost", "service.version": buildVersion()}
 	if cwd, err := os.Getwd(); err == nil {
-		res["permhost.project"] = cwd
+		res["permhost.project"] = cwd // unless the decision's session names its own
 	}
 	if host, err := os.Hostname(); err == nil {
 		res["host.name"] = host
 	}
-	x := otlp.New(otlp.Options{URL: o.Endpoint, Headers: o.Headers, Resource: res,
+	x := otlp.New(otlp.Options{URL: o.Endpoint, TracesURL: o.TracesEndpoint, Headers: o.Headers, Resource: res,
 		Scope: "github.com/permhost/permhost/policy", ScopeVersion: res["service.version"], Logger: e.log})
 	e.otlp = x
 	prev := e.observe
@@ -71,7 +71,9 @@ func buildVersion() string {
 }
 
 // decisionRecord is entry as an OTLP log record: a one-line body and the
-// entry's fields as attributes (docs/config.md lists them).
+// entry's fields as attributes, the agent in the resource (a proxy learns
+// it only at initialize, and a leader serves several agents), and the
+// decision's duration as a span (docs/config.md lists them).
 func decisionRecord(en LogEntry) otlp.Record {
 	attrs := make([]otlp.KeyValue, 0, 24)
 	attrs = append(attrs,
@@ -132,5 +134,21 @@ func decisionRecord(en LogEntry) otlp.Record {
 	if en.ToolCall.Title != "" {
 		body += ": " + en.ToolCall.Title
 	}
-	return otlp.Record{Time: en.Time, EventName: "permhost.decision", Severity: sev, Body: body, Attrs: attrs}
+	res := make([]otlp.KeyValue, 0, 4)
+	if en.Project != "" {
+		res = append(res, otlp.String("permhost.project", en.Project))
+	}
+	if en.Agent != nil {
+		for _, a := range [...][2]string{{"permhost.agent.name", en.Agent.Name}, {"permhost.agent.version", en.Agent.Version}, {"permhost.agent.profile", en.Agent.Profile}} {
+			if a[1] != "" {
+				res = append(res, otlp.String(a[0], a[1]))
+			}
+		}
+	}
+	span := &otlp.Span{Name: "permhost.decision", Start: en.Time, End: en.Time.Add(time.Duration(en.LatencyUs) * time.Microsecond),
+		Error: en.Fallback != "", Attrs: attrs[:6:6]} // decision id ... latency: the span's own attributes
+	if len(en.Plugins) > 0 {
+		span.Attrs = append(span.Attrs, attrs[len(attrs)-1]) // permhost.plugins
+	}
+	return otlp.Record{Time: en.Time, EventName: "permhost.decision", Severity: sev, Body: body, Attrs: attrs, Resource: res, Span: span}
 }

@@ -43,3 +43,39 @@ func TestOTLPConfig(t *testing.T) {
 		t.Fatalf("headers %v, %v", cfg.OTLP.Headers, err)
 	}
 }
+
+// Spans go to the endpoint's /v1/traces unless traces_endpoint says
+// otherwise or spans = false; a logs URL of another form needs one of the
+// two.
+func TestOTLPTracesConfig(t *testing.T) {
+	tests := []struct {
+		name, toml string
+		want       string // the traces endpoint, or the mistake
+		key        string
+	}{
+		{"base URL", `endpoint = "https://c.example.com:4318"`, "https://c.example.com:4318/v1/traces", ""},
+		{"logs URL", `endpoint = "https://c.example.com/otlp/v1/logs"`, "https://c.example.com/otlp/v1/traces", ""},
+		{"traces endpoint", "endpoint = \"https://c.example.com/logs\"\ntraces_endpoint = \"https://t.example.com/spans\"", "https://t.example.com/spans", ""},
+		{"traces base URL", "endpoint = \"https://c.example.com\"\ntraces_endpoint = \"https://t.example.com\"", "https://t.example.com/v1/traces", ""},
+		{"spans off", "endpoint = \"https://c.example.com\"\nspans = false", "", ""},
+		{"spans off, custom logs URL", "endpoint = \"https://c.example.com/logs\"\nspans = false", "", ""},
+		{"custom logs URL", `endpoint = "https://c.example.com/logs"`, "set traces_endpoint, or spans = false", "log.otlp.endpoint"},
+		{"spans not a bool", "endpoint = \"https://c.example.com\"\nspans = \"no\"", "want true or false", "log.otlp.spans"},
+		{"traces plain http, remote", "endpoint = \"https://c.example.com\"\ntraces_endpoint = \"http://t.example.com\"", "allowed only for a collector on this machine", "log.otlp.traces_endpoint"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := config.Parse([]byte("[log.otlp]\n"+tt.toml+"\n"), "permhost.toml", t.TempDir())
+			if tt.key == "" {
+				if err != nil || cfg.OTLP.TracesEndpoint != tt.want {
+					t.Fatalf("traces endpoint %q, %v; want %q", cfg.OTLP.TracesEndpoint, err, tt.want)
+				}
+				return
+			}
+			var ce *config.Error
+			if !errors.As(err, &ce) || ce.Key != tt.key || !strings.Contains(ce.Msg, tt.want) || ce.Line == 0 {
+				t.Fatalf("got %v, want %s: %s", err, tt.key, tt.want)
+			}
+		})
+	}
+}

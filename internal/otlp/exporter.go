@@ -3,6 +3,7 @@ package otlp
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -36,9 +38,14 @@ type Options struct {
 	// URL is where batches are POSTed: the collector's OTLP/HTTP logs
 	// endpoint ("http://127.0.0.1:4318/v1/logs").
 	URL string
+	// TracesURL, when set, is where the records' spans are POSTed: the
+	// collector's OTLP/HTTP traces endpoint (".../v1/traces"). Empty: no
+	// spans, and log records carry no trace ids.
+	TracesURL string
 	// Headers are added to every request (an API key).
 	Headers map[string]string
-	// Resource is the resource's attributes (service.name, ...).
+	// Resource is the attributes every resource has (service.name, ...);
+	// a record adds its own (Record.Resource).
 	Resource map[string]string
 	// Scope names the instrumentation scope.
 	Scope, ScopeVersion string
@@ -62,6 +69,23 @@ type Record struct {
 	Severity  logspb.SeverityNumber
 	Body      string
 	Attrs     []KeyValue
+	// Resource is the attributes of the resource the record comes from,
+	// added to Options.Resource (the agent it decided for): a batch has
+	// one ResourceLogs (and ResourceSpans) per distinct resource.
+	Resource []KeyValue
+	// Span, when set and Options.TracesURL is, is also exported as a span
+	// of its own trace, and the log record carries its trace and span ids
+	// so that the two correlate.
+	Span *Span
+}
+
+// Span is the span a record is also exported as.
+type Span struct {
+	Name       string
+	Start, End time.Time
+	// Error sets the span's status to error.
+	Error bool
+	Attrs []KeyValue
 }
 
 // KeyValue is an attribute, made by String, Int, Bool or Strings (typed
@@ -100,6 +124,7 @@ type Exporter struct {
 	queue   chan Record
 	dropped atomic.Int64
 	sent    atomic.Int64
+	spans   atomic.Int64
 	flush   chan chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
@@ -107,9 +132,10 @@ type Exporter struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	once   sync.Once
-	// failing is set while batches fail, so that an outage is logged
-	// once (read and written by the sending goroutine only).
-	failing bool
+	// failing holds the URLs whose requests fail, so that an outage is
+	// logged once per endpoint (a collector may take logs and refuse
+	// traces); read and written by the sending goroutine only.
+	failing map[string]bool
 	// dropLogged likewise for a full queue.
 	dropLogged atomic.Bool
 }
@@ -136,7 +162,7 @@ func New(opts Options) *Exporter {
 	}
 	x := &Exporter{opts: opts, client: &http.Client{Timeout: opts.Timeout}, log: opts.Logger,
 		queue: make(chan Record, opts.QueueSize), flush: make(chan chan struct{}),
-		stop: make(chan struct{}), done: make(chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{}), failing: map[string]bool{}}
 	if x.log == nil {
 		x.log = slog.New(slog.DiscardHandler)
 	}
@@ -156,6 +182,41 @@ func (x *Exporter) Emit(r Record) {
 			x.log.Warn("OTLP export queue full; dropping decision records (the local decision log has them)", "queue", x.opts.QueueSize)
 		}
 	}
+}
+
+// item is a queued record as OTLP: its resource (res, keyed by resKey),
+// log record, and span if any.
+type item struct {
+	resKey string
+	res    []KeyValue
+	log    *logspb.LogRecord
+	span   *tracepb.Span
+}
+
+// item converts r, giving it a span when spans are exported.
+func (x *Exporter) item(r Record) item {
+	it := item{res: r.Resource, log: record(r)}
+	var key []byte
+	for _, a := range r.Resource {
+		key = fmt.Appendf(key, "%s\x00%c%s\x00%d\x00%q\x00", a.Key, a.kind, a.str, a.num, a.strs)
+	}
+	it.resKey = string(key)
+	if r.Span != nil && x.opts.TracesURL != "" {
+		var ids [24]byte
+		rand.Read(ids[:]) // never fails (crypto/rand)
+		sp := &tracepb.Span{
+			TraceId: ids[:16], SpanId: ids[16:], Name: r.Span.Name, Kind: tracepb.Span_SPAN_KIND_INTERNAL,
+			StartTimeUnixNano: uint64(r.Span.Start.UnixNano()), EndTimeUnixNano: uint64(r.Span.End.UnixNano()),
+			Attributes: attributes(r.Span.Attrs),
+		}
+		if r.Span.Error {
+			sp.Status = &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR}
+		}
+		it.span = sp
+		it.log.TraceId, it.log.SpanId = sp.TraceId, sp.SpanId
+		it.log.Flags = 1 // W3C trace flags: sampled
+	}
+	return it
 }
 
 // record is r as OTLP.
@@ -181,6 +242,9 @@ func (x *Exporter) Dropped() int64 { return x.dropped.Load() }
 
 // Sent is how many records the collector accepted.
 func (x *Exporter) Sent() int64 { return x.sent.Load() }
+
+// SpansSent is how many spans the collector accepted.
+func (x *Exporter) SpansSent() int64 { return x.spans.Load() }
 
 // Flush sends what is queued now and returns once it was sent or given up
 // on, or ctx ends.
@@ -227,13 +291,13 @@ func (x *Exporter) run() {
 	defer close(x.done)
 	t := time.NewTicker(x.opts.Interval)
 	defer t.Stop()
-	var batch []*logspb.LogRecord
+	var batch []item
 	// drain moves what is queued into batch, sending full batches.
 	drain := func(ctx context.Context) {
 		for {
 			select {
 			case r := <-x.queue:
-				batch = append(batch, record(r))
+				batch = append(batch, x.item(r))
 				if len(batch) >= x.opts.BatchSize {
 					x.send(ctx, batch)
 					batch = nil
@@ -246,7 +310,7 @@ func (x *Exporter) run() {
 	for {
 		select {
 		case r := <-x.queue:
-			batch = append(batch, record(r))
+			batch = append(batch, x.item(r))
 			if len(batch) >= x.opts.BatchSize {
 				x.send(x.ctx, batch)
 				batch = nil
@@ -273,36 +337,57 @@ func (x *Exporter) run() {
 	}
 }
 
-// send posts one batch, retrying what OTLP/HTTP calls retryable.
-func (x *Exporter) send(ctx context.Context, batch []*logspb.LogRecord) {
-	body, err := proto.Marshal(x.request(batch))
+// send posts one batch: its log records, then its spans.
+func (x *Exporter) send(ctx context.Context, batch []item) {
+	logs, spans := x.requests(batch)
+	if x.deliver(ctx, x.opts.URL, logs, len(batch)) {
+		x.sent.Add(int64(len(batch)))
+	}
+	if n := countSpans(batch); n > 0 && x.deliver(ctx, x.opts.TracesURL, spans, n) {
+		x.spans.Add(int64(n))
+	}
+}
+
+func countSpans(batch []item) int {
+	n := 0
+	for _, it := range batch {
+		if it.span != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// deliver posts msg to url, retrying what OTLP/HTTP calls retryable;
+// it reports whether the collector accepted it.
+func (x *Exporter) deliver(ctx context.Context, url string, msg proto.Message, n int) bool {
+	body, err := proto.Marshal(msg)
 	if err != nil {
 		x.log.Error("OTLP export: cannot encode a batch", "err", err)
-		return
+		return false
 	}
 	wait := x.opts.Backoff
 	for attempt := 0; ; attempt++ {
-		retry, err := x.post(ctx, body)
+		retry, err := x.post(ctx, url, body)
 		if err == nil {
-			x.sent.Add(int64(len(batch)))
-			if x.failing {
-				x.failing = false
-				x.log.Info("OTLP collector reachable again", "url", x.opts.URL)
+			if x.failing[url] {
+				delete(x.failing, url)
+				x.log.Info("OTLP collector reachable again", "url", url)
 			}
 			x.dropLogged.Store(false)
-			return
+			return true
 		}
 		if !retry || attempt >= x.opts.Retries {
-			if !x.failing {
-				x.failing = true
-				x.log.Warn("OTLP export failed; records dropped (the local decision log has them)", "url", x.opts.URL, "records", len(batch), "err", err)
+			if !x.failing[url] {
+				x.failing[url] = true
+				x.log.Warn("OTLP export failed; records dropped (the local decision log has them)", "url", url, "records", n, "err", err)
 			}
-			return
+			return false
 		}
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
-			return
+			return false
 		case <-x.stop:
 			// Closing: one more try at most, no more waiting.
 			if attempt+1 < x.opts.Retries {
@@ -314,8 +399,8 @@ func (x *Exporter) send(ctx context.Context, batch []*logspb.LogRecord) {
 }
 
 // post sends body once; retry says whether a failure is worth retrying.
-func (x *Exporter) post(ctx context.Context, body []byte) (retry bool, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, x.opts.URL, bytes.NewReader(body))
+func (x *Exporter) post(ctx context.Context, url string, body []byte) (retry bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return false, err
 	}
@@ -340,20 +425,52 @@ func (x *Exporter) post(ctx context.Context, body []byte) (retry bool, err error
 	}
 }
 
-// request is an ExportLogsServiceRequest; LogsData has the same wire
-// form, and needs no gRPC code in the binary.
-func (x *Exporter) request(batch []*logspb.LogRecord) *logspb.LogsData {
+// requests are the batch's ExportLogsServiceRequest and
+// ExportTraceServiceRequest: one ResourceLogs (ResourceSpans) per
+// distinct resource, in the order the batch first has it. LogsData and
+// TracesData have the same wire form as those requests, and need no gRPC
+// code in the binary.
+func (x *Exporter) requests(batch []item) (*logspb.LogsData, *tracepb.TracesData) {
+	logs, traces := &logspb.LogsData{}, &tracepb.TracesData{}
+	scope := &commonpb.InstrumentationScope{Name: x.opts.Scope, Version: x.opts.ScopeVersion}
+	byRes := map[string]int{}
+	spanRes := map[string]*tracepb.ScopeSpans{}
+	for _, it := range batch {
+		i, ok := byRes[it.resKey]
+		if !ok {
+			i = len(logs.ResourceLogs)
+			byRes[it.resKey] = i
+			logs.ResourceLogs = append(logs.ResourceLogs, &logspb.ResourceLogs{Resource: x.resource(it.res),
+				ScopeLogs: []*logspb.ScopeLogs{{Scope: scope}}})
+		}
+		sl := logs.ResourceLogs[i].ScopeLogs[0]
+		sl.LogRecords = append(sl.LogRecords, it.log)
+		if it.span == nil {
+			continue
+		}
+		ss, ok := spanRes[it.resKey]
+		if !ok {
+			ss = &tracepb.ScopeSpans{Scope: scope}
+			spanRes[it.resKey] = ss
+			traces.ResourceSpans = append(traces.ResourceSpans, &tracepb.ResourceSpans{Resource: logs.ResourceLogs[i].Resource,
+				ScopeSpans: []*tracepb.ScopeSpans{ss}})
+		}
+		ss.Spans = append(ss.Spans, it.span)
+	}
+	return logs, traces
+}
+
+// resource is Options.Resource with the record's own attributes (which
+// win over a base attribute of the same key).
+func (x *Exporter) resource(own []KeyValue) *resourcepb.Resource {
 	res := &resourcepb.Resource{}
 	for _, k := range sortedKeys(x.opts.Resource) {
-		res.Attributes = append(res.Attributes, kv(k, x.opts.Resource[k]))
+		if !slices.ContainsFunc(own, func(a KeyValue) bool { return a.Key == k }) {
+			res.Attributes = append(res.Attributes, kv(k, x.opts.Resource[k]))
+		}
 	}
-	return &logspb.LogsData{ResourceLogs: []*logspb.ResourceLogs{{
-		Resource: res,
-		ScopeLogs: []*logspb.ScopeLogs{{
-			Scope:      &commonpb.InstrumentationScope{Name: x.opts.Scope, Version: x.opts.ScopeVersion},
-			LogRecords: batch,
-		}},
-	}}}
+	res.Attributes = append(res.Attributes, attributes(own)...)
+	return res
 }
 
 func attributes(attrs []KeyValue) []*commonpb.KeyValue {

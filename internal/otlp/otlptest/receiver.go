@@ -1,7 +1,9 @@
-// Package otlptest is an OTLP/HTTP logs receiver for tests: a real HTTP
-// server that decodes each request as the OTLP specification defines it,
-// an ExportLogsServiceRequest of the official protobuf types, and answers
-// an ExportLogsServiceResponse (or the status a test scripts).
+// Package otlptest is an OTLP/HTTP logs and traces receiver for tests: a
+// real HTTP server that decodes each request as the OTLP specification
+// defines it, an ExportLogsServiceRequest (on /v1/logs) or an
+// ExportTraceServiceRequest (on /v1/traces) of the official protobuf
+// types, and answers the matching response (or the status a test
+// scripts).
 package otlptest
 
 import (
@@ -12,6 +14,7 @@ import (
 	"testing"
 
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -19,10 +22,13 @@ import (
 type Receiver struct {
 	// URL is its logs endpoint, ".../v1/logs".
 	URL string
-	srv *httptest.Server
+	// TracesURL is its traces endpoint, ".../v1/traces".
+	TracesURL string
+	srv       *httptest.Server
 
 	mu       sync.Mutex
 	requests []*collogspb.ExportLogsServiceRequest
+	traces   []*coltracepb.ExportTraceServiceRequest
 	statuses []int // answered to the next requests, then 200
 	attempts int
 	hold     chan struct{} // when set, requests wait for it to close
@@ -35,6 +41,7 @@ func Start(t testing.TB) *Receiver {
 	r := &Receiver{arrived: make(chan struct{}, 1024)}
 	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
 	r.URL = r.srv.URL + "/v1/logs"
+	r.TracesURL = r.srv.URL + "/v1/traces"
 	t.Cleanup(func() {
 		r.Release()
 		r.srv.Close()
@@ -54,9 +61,15 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.attempts++
-	var msg collogspb.ExportLogsServiceRequest
+	var msg, reply proto.Message
+	switch req.URL.Path {
+	case "/v1/logs":
+		msg, reply = &collogspb.ExportLogsServiceRequest{}, &collogspb.ExportLogsServiceResponse{}
+	case "/v1/traces":
+		msg, reply = &coltracepb.ExportTraceServiceRequest{}, &coltracepb.ExportTraceServiceResponse{}
+	}
 	switch {
-	case req.Method != http.MethodPost || req.URL.Path != "/v1/logs":
+	case req.Method != http.MethodPost || msg == nil:
 		r.bad = append(r.bad, req.Method+" "+req.URL.Path)
 		http.Error(w, "not found", http.StatusNotFound)
 		return
@@ -69,7 +82,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	if err := (proto.UnmarshalOptions{DiscardUnknown: false}).Unmarshal(body, &msg); err != nil {
+	if err := (proto.UnmarshalOptions{DiscardUnknown: false}).Unmarshal(body, msg); err != nil {
 		r.bad = append(r.bad, err.Error())
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
@@ -80,8 +93,13 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		w.WriteHeader(status)
 		return
 	}
-	r.requests = append(r.requests, &msg)
-	out, _ := proto.Marshal(&collogspb.ExportLogsServiceResponse{})
+	switch msg := msg.(type) {
+	case *collogspb.ExportLogsServiceRequest:
+		r.requests = append(r.requests, msg)
+	case *coltracepb.ExportTraceServiceRequest:
+		r.traces = append(r.traces, msg)
+	}
+	out, _ := proto.Marshal(reply)
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	w.Write(out)
 }
@@ -115,14 +133,21 @@ func (r *Receiver) Release() {
 // Arrived receives once per request as it arrives.
 func (r *Receiver) Arrived() <-chan struct{} { return r.arrived }
 
-// Requests are the requests accepted so far.
+// Traces are the traces requests accepted so far.
+func (r *Receiver) Traces() []*coltracepb.ExportTraceServiceRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*coltracepb.ExportTraceServiceRequest(nil), r.traces...)
+}
+
+// Requests are the logs requests accepted so far.
 func (r *Receiver) Requests() []*collogspb.ExportLogsServiceRequest {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*collogspb.ExportLogsServiceRequest(nil), r.requests...)
 }
 
-// Attempts is how many requests arrived (accepted or not).
+// Attempts is how many requests arrived, logs or traces (accepted or not).
 func (r *Receiver) Attempts() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
