@@ -293,25 +293,35 @@ fn valid_domain(d: &str) -> Result<(), String> {
 
 // The most recent configuration, by its bytes: an instance serves many
 // calls, nearly always with the same config (as the Go plugin's cache).
-static mut LAST: Option<(Vec<u8>, Rc<Vec<Rule>>)> = None;
+// The bytes are the request's own (common::parse_request shares them
+// between requests with the same config), so the same Rc is the same
+// config without comparing.
+static mut LAST: Option<(Option<Rc<Vec<u8>>>, Rc<Vec<Rule>>)> = None;
 
 fn cached_config(req: &Request) -> Result<Rc<Vec<Rule>>, String> {
-    let raw: &[u8] = req.config.as_deref().unwrap_or(b"");
     // One thread: the module is single-threaded wasm, and nothing else
     // touches LAST.
     unsafe {
         if let Some((b, rules)) = &*std::ptr::addr_of!(LAST) {
-            if b.as_slice() == raw {
+            let same = match (b, &req.config) {
+                (None, None) => true,
+                (Some(x), Some(y)) => Rc::ptr_eq(x, y) || x.as_slice() == y.as_slice(),
+                _ => false,
+            };
+            if same {
                 return Ok(rules.clone());
             }
         }
     }
-    let cfg = req.config();
-    let rules = Rc::new(parse_config(cfg.as_ref())?);
-    unsafe {
-        *std::ptr::addr_of_mut!(LAST) = Some((raw.to_vec(), rules.clone()));
-    }
-    Ok(rules)
+    // Kept across calls, so allocated outside the call's arena.
+    common::arena::persistent(|| {
+        let cfg = req.config();
+        let rules = Rc::new(parse_config(cfg.as_ref())?);
+        unsafe {
+            *std::ptr::addr_of_mut!(LAST) = Some((req.config.clone(), rules.clone()));
+        }
+        Ok(rules)
+    })
 }
 
 // ---- check.go ----
