@@ -43,9 +43,20 @@ const teamRules20 = `{"rules":[
 
 // BenchmarkTeamRules20 is one warm team-rules decision with a 20-rule set
 // (allow `npm test`): std is the standard plugin (Rust), go its Go
-// reference.
+// reference, and constant the constant plugin on the same request, the
+// floor a plugin cannot go under (the host and wazero's call), measured in
+// the same run.
 func BenchmarkTeamRules20(b *testing.B) {
 	req := request1K(b)
+	b.Run("constant", func(b *testing.B) {
+		p := load(b, fixture(b, "good"), "", 1)
+		ctx := context.Background()
+		for b.Loop() {
+			if _, err := p.Decide(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	for _, c := range []struct{ name, module string }{{"std", "team-rules"}, {"go", filepath.Join("go", "team-rules")}} {
 		b.Run(c.name, func(b *testing.B) {
 			p := load(b, examplePlugin(b, c.module), teamRules20, 1)

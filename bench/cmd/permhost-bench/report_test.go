@@ -66,7 +66,7 @@ func TestIssue20Goals(t *testing.T) {
 				issue20Goals[0]: "first decision at 1500 ms under a load average of 1.00 1.00 1.00 at the start; the slowest module to load with an empty cache was team-rules at 300 ms",
 				issue20Goals[1]: "team-rules, 2.50 MB",
 				issue20Goals[2]: "10.0 µs per call beyond the raw call's 10.0 µs",
-				issue20Goals[3]: "80.0 µs per decision against 20.0 µs for the constant plugin in the same run, so 60.0 µs",
+				issue20Goals[3]: "80.0 µs per decision against 20.0 µs for the constant plugin on the same request in the same run (the floor), so 60.0 µs",
 				issue20Goals[4]: "the wall added 50.0 µs per decision in this run, of which the worker child spent 30.0 µs of CPU",
 			}},
 	} {

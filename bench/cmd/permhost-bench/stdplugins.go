@@ -156,10 +156,14 @@ func (r *report) freshNote(first float64) string {
 
 func (r *report) teamRulesNote(tr float64) string {
 	n := fmt.Sprintf("%.1f µs per decision", tr)
-	if c := r.median("bench.Decide/permhost.ns/op") / 1e3; c > 0 {
-		n += fmt.Sprintf(" against %.1f µs for the constant plugin in the same run, so %.1f µs is team-rules' own work with 20 rules (the rules travel in every request as its config)", c, tr-c)
+	c := r.median("bench.TeamRules20/constant.ns/op") / 1e3
+	if c <= 0 {
+		c = r.median("bench.Decide/permhost.ns/op") / 1e3
 	}
-	return n
+	if c > 0 {
+		n += fmt.Sprintf(" against %.1f µs for the constant plugin on the same request in the same run (the floor), so %.1f µs is team-rules' own work with 20 rules", c, tr-c)
+	}
+	return n + ". Profiled (RATIONALE.md, standard plugins in Rust): the request is 2.5 KB with the 20 rules as its config, read in 313 host calls of 8 bytes before the plugin does any work; parsing it and matching the rules is the rest. What would reach the goal: a bulk input read or no config in every request (an ABI change), a request reader that builds no tree"
 }
 
 // stdSection writes the standard plugins' table.

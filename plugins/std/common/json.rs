@@ -52,6 +52,9 @@ pub struct Parsed {
     pub value: Json,
     /// The bytes of each member of the top-level object, by key (last wins).
     pub spans: Vec<(String, usize, usize)>,
+    /// Where the last skipped member that was the known value starts
+    /// (parse_keeping_known).
+    pub known_at: Option<usize>,
 }
 
 struct P<'a> {
@@ -59,6 +62,26 @@ struct P<'a> {
     i: usize,
     /// false while checking a value that is not kept: nothing is built.
     build: bool,
+    /// The bytes of a value known to be valid (parse_keeping_known).
+    known: Option<&'a [u8]>,
+    /// Where the last member recognised as known starts.
+    known_at: Option<usize>,
+}
+
+/// b starts with prefix, compared eight bytes at a time (a byte loop is
+/// what memcmp is in wasm).
+fn starts_with(b: &[u8], prefix: &[u8]) -> bool {
+    if b.len() < prefix.len() {
+        return false;
+    }
+    let b = &b[..prefix.len()];
+    let (mut x, mut y) = (b.chunks_exact(8), prefix.chunks_exact(8));
+    for (p, q) in (&mut x).zip(&mut y) {
+        if u64::from_le_bytes(p.try_into().unwrap()) != u64::from_le_bytes(q.try_into().unwrap()) {
+            return false;
+        }
+    }
+    x.remainder() == y.remainder()
 }
 
 pub fn parse(b: &[u8]) -> Result<Json, String> {
@@ -72,7 +95,18 @@ pub fn parse_spans(b: &[u8]) -> Result<Parsed, String> {
 /// parse_spans, with the top-level members named in skip checked but not
 /// built (Json::Null in the tree; their bytes are in spans).
 pub fn parse_keeping(b: &[u8], skip: &[&str]) -> Result<Parsed, String> {
-    let mut p = P { b, i: 0, build: true };
+    parse_keeping_known(b, skip, None)
+}
+
+/// parse_keeping, where a skipped member whose bytes begin with known (the
+/// bytes of an object, array or string this reader found valid before)
+/// is that value, unread: an instance's config arrives unchanged in every
+/// request.
+pub fn parse_keeping_known(b: &[u8], skip: &[&str], known: Option<&[u8]>) -> Result<Parsed, String> {
+    // Only a value that ends where it closes can be recognised by its
+    // prefix (a number or literal could go on).
+    let known = known.filter(|k| matches!(k.first(), Some(b'{') | Some(b'[') | Some(b'"')));
+    let mut p = P { b, i: 0, build: true, known, known_at: None };
     let mut spans = Vec::new();
     p.ws();
     let value = p.value(0, Some((&mut spans, skip)))?;
@@ -80,7 +114,7 @@ pub fn parse_keeping(b: &[u8], skip: &[&str]) -> Result<Parsed, String> {
     if p.i != b.len() {
         return Err(p.err("after top-level value"));
     }
-    Ok(Parsed { value, spans })
+    Ok(Parsed { value, spans, known_at: p.known_at })
 }
 
 impl<'a> P<'a> {
@@ -141,7 +175,14 @@ impl<'a> P<'a> {
                     if skip {
                         self.build = false;
                     }
-                    let v = self.value(depth + 1, None)?;
+                    let v = match self.known {
+                        Some(kb) if skip && starts_with(&self.b[self.i..], kb) => {
+                            self.i += kb.len();
+                            self.known_at = Some(start);
+                            Json::Null
+                        }
+                        _ => self.value(depth + 1, None)?,
+                    };
                     self.build = keep;
                     if let Some((s, _)) = spans.as_mut() {
                         s.push((k.clone(), start, self.i));
@@ -242,6 +283,36 @@ impl<'a> P<'a> {
         Some(v)
     }
     fn string(&mut self) -> Result<String, String> {
+        // The common case first: no escape, no control character and valid
+        // UTF-8 up to the closing quote is the string's bytes as they are.
+        let b = self.b;
+        let start = self.i + 1;
+        let mut j = start;
+        let mut ascii = true;
+        while j < b.len() {
+            let c = b[j];
+            if c == b'"' {
+                let run = &b[start..j];
+                if !self.build {
+                    if ascii || std::str::from_utf8(run).is_ok() {
+                        self.i = j + 1;
+                        return Ok(String::new());
+                    }
+                } else if let Ok(s) = std::str::from_utf8(run) {
+                    self.i = j + 1;
+                    return Ok(s.to_string());
+                }
+                break;
+            }
+            if c == b'\\' || c < 0x20 {
+                break;
+            }
+            ascii &= c < 0x80;
+            j += 1;
+        }
+        self.string_slow()
+    }
+    fn string_slow(&mut self) -> Result<String, String> {
         self.i += 1; // the opening quote
         let mut out: Vec<u8> = Vec::new();
         loop {

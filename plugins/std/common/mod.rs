@@ -6,10 +6,15 @@
 // differential test there proves it).
 #![allow(dead_code)]
 
+pub mod arena;
 pub mod json;
 pub mod text;
 
+#[global_allocator]
+static ALLOC: arena::Arena = arena::Arena;
+
 use json::{Json, Obj};
+use std::rc::Rc;
 
 #[link(wasm_import_module = "extism:host/env")]
 extern "C" {
@@ -84,8 +89,8 @@ pub struct Request {
     pub shell: Option<Shell>,
     pub paths: Vec<PathEntry>,
     /// The config member's bytes as sent; None when absent. Decoded only
-    /// when read ([Request::config]): team-rules compares the bytes first.
-    pub config: Option<Vec<u8>>,
+    /// when read ([Request::config]): team-rules compares them first.
+    pub config: Option<Rc<Vec<u8>>>,
 }
 
 #[derive(Default)]
@@ -250,7 +255,9 @@ fn raw_member(v: Option<&Json>) -> Option<Json> {
 pub fn parse_request(input: &[u8]) -> R<Request> {
     // raw (the agent's whole message) is never read and config only when
     // needed: both are checked, not built.
-    let parsed = json::parse_keeping(input, &["raw", "config"])?;
+    // The config found valid in the last request is recognised by its
+    // bytes and not read again.
+    let parsed = unsafe { json::parse_keeping_known(input, &["raw", "config"], (*std::ptr::addr_of!(KNOWN_CONFIG)).as_deref().map(|v| v.as_slice()))? };
     let top = &parsed.value;
     let top = match top {
         Json::Obj(_) => top,
@@ -333,10 +340,23 @@ pub fn parse_request(input: &[u8]) -> R<Request> {
         });
     }
     if let Some((_, start, end)) = parsed.spans.iter().rev().find(|(k, _, _)| k == "config") {
-        req.config = Some(input[*start..*end].to_vec());
+        // One thread (single-threaded wasm), and nothing else touches it.
+        unsafe {
+            let known = &mut *std::ptr::addr_of_mut!(KNOWN_CONFIG);
+            if parsed.known_at != Some(*start) || known.is_none() {
+                let c = &input[*start..*end];
+                *known = arena::persistent(|| Some(Rc::new(c.to_vec())));
+            }
+            req.config = known.clone();
+        }
     }
     Ok(req)
 }
+
+/// The bytes of the config member the last request carried, valid JSON
+/// (the whole request parsed). A request with the same config shares
+/// them: team-rules knows its rules by this Rc.
+static mut KNOWN_CONFIG: Option<Rc<Vec<u8>>> = None;
 
 impl Request {
     /// The config when it says something: absent and null are none.
@@ -627,6 +647,9 @@ macro_rules! plugin {
     ($name:expr, $info:expr, $decide:expr, $check:expr) => {
         #[no_mangle]
         pub extern "C" fn permhost_decide() -> i32 {
+            common::arena::call(decide_call)
+        }
+        fn decide_call() -> i32 {
             let input = common::input();
             let req = match common::parse_request(&input) {
                 Ok(r) => r,

@@ -218,14 +218,20 @@ pub fn path_base(p: &str) -> &str {
     if p.is_empty() {
         return ".";
     }
-    let t = p.trim_end_matches('/');
-    if t.is_empty() {
+    // Byte loops: rfind's memrchr costs more than these short names.
+    let b = p.as_bytes();
+    let mut end = b.len();
+    while end > 0 && b[end - 1] == b'/' {
+        end -= 1;
+    }
+    if end == 0 {
         return "/";
     }
-    match t.rfind('/') {
-        Some(i) => &t[i + 1..],
-        None => t,
+    let mut start = end;
+    while start > 0 && b[start - 1] != b'/' {
+        start -= 1;
     }
+    &p[start..end]
 }
 
 pub fn is_abs(p: &str) -> bool {

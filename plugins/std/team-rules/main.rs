@@ -293,25 +293,35 @@ fn valid_domain(d: &str) -> Result<(), String> {
 
 // The most recent configuration, by its bytes: an instance serves many
 // calls, nearly always with the same config (as the Go plugin's cache).
-static mut LAST: Option<(Vec<u8>, Rc<Vec<Rule>>)> = None;
+// The bytes are the request's own (common::parse_request shares them
+// between requests with the same config), so the same Rc is the same
+// config without comparing.
+static mut LAST: Option<(Option<Rc<Vec<u8>>>, Rc<Vec<Rule>>)> = None;
 
 fn cached_config(req: &Request) -> Result<Rc<Vec<Rule>>, String> {
-    let raw: &[u8] = req.config.as_deref().unwrap_or(b"");
     // One thread: the module is single-threaded wasm, and nothing else
     // touches LAST.
     unsafe {
         if let Some((b, rules)) = &*std::ptr::addr_of!(LAST) {
-            if b.as_slice() == raw {
+            let same = match (b, &req.config) {
+                (None, None) => true,
+                (Some(x), Some(y)) => Rc::ptr_eq(x, y) || x.as_slice() == y.as_slice(),
+                _ => false,
+            };
+            if same {
                 return Ok(rules.clone());
             }
         }
     }
-    let cfg = req.config();
-    let rules = Rc::new(parse_config(cfg.as_ref())?);
-    unsafe {
-        *std::ptr::addr_of_mut!(LAST) = Some((raw.to_vec(), rules.clone()));
-    }
-    Ok(rules)
+    // Kept across calls, so allocated outside the call's arena.
+    common::arena::persistent(|| {
+        let cfg = req.config();
+        let rules = Rc::new(parse_config(cfg.as_ref())?);
+        unsafe {
+            *std::ptr::addr_of_mut!(LAST) = Some((req.config.clone(), rules.clone()));
+        }
+        Ok(rules)
+    })
 }
 
 // ---- check.go ----
@@ -457,6 +467,12 @@ struct Call<'a> {
     home: String,
     paths: Vec<Touched>,
     urls: Option<Vec<FoundUrl>>,
+    /// Each rule's expanded globs, by rule index, made on first use: home
+    /// and cwd are the same for every rule of a decision.
+    globs: Vec<Option<Rc<Vec<String>>>>,
+    /// The commands a reject or ask rule's command looks for, made on
+    /// first use.
+    candidates: Option<Vec<Vec<String>>>,
 }
 
 impl<'a> Call<'a> {
@@ -465,7 +481,7 @@ impl<'a> Call<'a> {
         let home = if is_abs(&req.session.home) { path_clean(&req.session.home) } else { String::new() };
         let family = family_of(req);
         let paths = touched_paths(req, &family, &home);
-        Call { req, kind, family, home, paths, urls: None }
+        Call { req, kind, family, home, paths, urls: None, globs: Vec::new(), candidates: None }
     }
 
     fn mentioned_urls(&mut self) -> &Vec<FoundUrl> {
@@ -513,18 +529,21 @@ impl<'a> Call<'a> {
         Some(what.join(", "))
     }
 
-    fn command_mentioning(&self, prefixes: &[Vec<String>]) -> Option<Vec<String>> {
-        let sh = self.req.shell.as_ref();
-        let mut candidates: Vec<Vec<String>> = Vec::new();
-        if let Some(sh) = sh {
-            for cmd in &sh.commands {
-                candidates.extend(words(cmd));
+    fn command_mentioning(&mut self, prefixes: &[Vec<String>]) -> Option<Vec<String>> {
+        if self.candidates.is_none() {
+            let sh = self.req.shell.as_ref();
+            let mut candidates: Vec<Vec<String>> = Vec::new();
+            if let Some(sh) = sh {
+                for cmd in &sh.commands {
+                    candidates.extend(words(cmd));
+                }
             }
+            if sh.map(|s| !s.parsed).unwrap_or(true) {
+                candidates.extend(rough_commands(&common::command_text(self.req)));
+            }
+            self.candidates = Some(candidates);
         }
-        if sh.map(|s| !s.parsed).unwrap_or(true) {
-            candidates.extend(rough_commands(&common::command_text(self.req)));
-        }
-        candidates.into_iter().find(|argv| mentions_any(argv, prefixes))
+        self.candidates.as_ref().unwrap().iter().find(|argv| mentions_any(argv, prefixes)).cloned()
     }
 
     fn piped_into(&self, from: &[Vec<String>], into: &[Vec<String>]) -> Option<(Vec<String>, Vec<String>)> {
@@ -570,15 +589,23 @@ impl<'a> Call<'a> {
         }
     }
 
-    fn globs(&self, r: &Rule) -> Vec<String> {
+    fn globs(&mut self, r: &Rule) -> Rc<Vec<String>> {
+        if self.globs.len() <= r.index {
+            self.globs.resize(r.index + 1, None);
+        }
+        if let Some(g) = &self.globs[r.index] {
+            return g.clone();
+        }
         let mut out = Vec::new();
         for g in &r.paths {
             out.extend(expand_glob(g, &self.home, &self.req.session.cwd, r.action == "allow"));
         }
+        let out = Rc::new(out);
+        self.globs[r.index] = Some(out.clone());
         out
     }
 
-    fn path_matching(&self, r: &Rule, allow: bool) -> Option<String> {
+    fn path_matching(&mut self, r: &Rule, allow: bool) -> Option<String> {
         let globs = self.globs(r);
         self.paths.iter().find(|t| path_matches(t, &globs, &r.access, allow)).map(|t| t.path.clone())
     }
@@ -754,8 +781,9 @@ fn has_prefix(argv: &[String], prefix: &[String]) -> bool {
 }
 
 fn mentions(argv: &[String], rule: &[String]) -> bool {
+    let want_base = path_base(&rule[0]);
     for (i, w) in argv.iter().enumerate() {
-        if !same_program(w, &rule[0], i == 0) {
+        if !same_program(w, &rule[0], want_base, i == 0) {
             continue;
         }
         if contains_args(&argv[i + 1..], &rule[1..]) {
@@ -765,12 +793,13 @@ fn mentions(argv: &[String], rule: &[String]) -> bool {
     false
 }
 
-fn same_program(word: &str, want: &str, program_position: bool) -> bool {
-    if program_position && word.contains(|c| "$`*?[".contains(c)) {
+/// want_base is path_base(want), made once per rule.
+fn same_program(word: &str, want: &str, want_base: &str, program_position: bool) -> bool {
+    if program_position && word.bytes().any(|c| matches!(c, b'$' | b'`' | b'*' | b'?' | b'[')) {
         return true;
     }
     let word = word.trim_start_matches('\\');
-    word == want || path_base(word) == path_base(want)
+    word == want || path_base(word) == want_base
 }
 
 fn contains_args(args: &[String], want: &[String]) -> bool {
