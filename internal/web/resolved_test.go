@@ -91,3 +91,23 @@ func TestResolvedSaysWho(t *testing.T) {
 		})
 	}
 }
+
+// TestEventsOpenAtOnce: the live stream starts with a comment, flushed,
+// before any event or heartbeat, so that a page with nothing pending
+// says "live" as soon as it connects.
+func TestEventsOpenAtOnce(t *testing.T) {
+	r := newRig(t, nil)
+	c := r.login()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.web.URL()+"/events", nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || line != ": connected\n" {
+		t.Fatalf("the stream starts with %q, %v; want the connected comment before any heartbeat", line, err)
+	}
+}
