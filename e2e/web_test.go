@@ -109,6 +109,7 @@ func TestWebApproverRejectWithReason(t *testing.T) {
 	r := startLikeWith(t, likeOpts{agent: "codex", session: "reasons = \"steer\"\nmodes = \"govern\"", proxyArgs: []string{"--leader", socket},
 		agentArgs: []string{"-steering-events"}})
 	editorAsked := make(chan struct{}, 1)
+	secondAsked := make(chan []byte, 1)
 	r.mu.Lock()
 	asks := 0
 	r.answerMsg = func(m *wireMsg) []byte {
@@ -116,7 +117,10 @@ func TestWebApproverRejectWithReason(t *testing.T) {
 			editorAsked <- struct{}{}
 			return nil // the person at the editor does not answer the rm
 		}
-		return editorAnswer(m.ID, "allow_once") // and allows the next step
+		// The next step the editor's person allows, once the page shows
+		// it (below).
+		secondAsked <- append([]byte(nil), m.ID...)
+		return nil
 	}
 	r.mu.Unlock()
 
@@ -143,6 +147,23 @@ func TestWebApproverRejectWithReason(t *testing.T) {
 		chromedp.WaitVisible(css(`#resolved li[data-seq="1"]`)),
 	); err != nil {
 		t.Fatal(err)
+	}
+	// The editor answers the next request first: the page says so.
+	var id2 []byte
+	select {
+	case id2 = <-secondAsked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the editor was not asked the second step")
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#req-2`))); err != nil {
+		t.Fatal(err)
+	}
+	r.client.send(editorAnswer(id2, "allow_once"))
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#resolved li[data-seq="2"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if line, _ := chromedp.Run(ctx, chromedp.Text(css(`#resolved li[data-seq="2"]`))); !strings.Contains(line, "answered by the editor at ") {
+		t.Errorf("after the editor's answer the page says %q", line)
 	}
 	select {
 	case <-turn:
@@ -207,7 +228,7 @@ func TestWebApproverCountdownEndsInBuiltin(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#resolved li[data-seq="1"]`))); err != nil {
 		t.Fatal(err)
 	}
-	if line, _ := chromedp.Run(ctx, chromedp.Text(css(`#resolved li[data-seq="1"]`))); !strings.Contains(line, "builtin policy decided") {
+	if line, _ := chromedp.Run(ctx, chromedp.Text(css(`#resolved li[data-seq="1"]`))); !strings.Contains(line, "decided by the worker's builtin policy") {
 		t.Errorf("after the deadline the page says %q", line)
 	}
 	r.finish()

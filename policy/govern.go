@@ -121,7 +121,7 @@ func (e *Engine) agentProfile(peer acp.Peer) *profile.Profile {
 func (g *governor) modeEntry(s acp.SessionInfo, m LogMode, outcome, reason string) LogEntry {
 	e := g.e
 	prof := e.agentProfile(s.Agent)
-	return LogEntry{DecisionID: newDecisionID(), Time: e.now().UTC(), Via: e.via, Session: s.ID, Project: s.Cwd,
+	return LogEntry{DecisionID: newDecisionID(), Time: e.now().UTC(), Via: e.via, Session: s.ID, Cwd: LogCwd(s.Cwd),
 		Agent:   &abi.Peer{Name: s.Agent.Name, Title: s.Agent.Title, Version: s.Agent.Version, Profile: prof.Name},
 		Options: []LogOption{}, Plugins: []LogPlugin{}, Outcome: outcome, DecidedBy: ByModes, Reason: reason, Mode: &m}
 }

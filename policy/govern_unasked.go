@@ -124,7 +124,7 @@ func (g *governor) reportUnasked(u *acp.Update, warn, cancel bool) {
 		return
 	}
 	prof := e.agentProfile(u.Session.Agent)
-	entry := LogEntry{DecisionID: newDecisionID(), Time: e.now().UTC(), Via: e.via, Session: u.SessionID, Project: u.Session.Cwd,
+	entry := LogEntry{DecisionID: newDecisionID(), Time: e.now().UTC(), Via: e.via, Session: u.SessionID, Cwd: LogCwd(u.Session.Cwd),
 		Agent: &abi.Peer{Name: u.Session.Agent.Name, Title: u.Session.Agent.Title, Version: u.Session.Agent.Version, Profile: prof.Name},
 		ToolCall: LogToolCall{ID: u.ToolCallID, Title: tc.Title, Kind: u.ToolKind, Status: u.Status,
 			RawInputSHA256: CanonicalSHA256(nullIsAbsent(tc.RawInput))},

@@ -37,13 +37,16 @@ const (
 
 // LogEntry is one line of the decision log.
 type LogEntry struct {
-	DecisionID string      `json:"decisionId"`
-	Time       time.Time   `json:"time"`
-	Via        string      `json:"via"` // proxy, run, replay, leader
-	Strategy   string      `json:"strategy,omitempty"`
-	Session    string      `json:"session"`
-	Agent      *abi.Peer   `json:"agent,omitempty"`
-	Project    string      `json:"-"` // the session's cwd: the OTLP resource's, not the (project's own) log's
+	DecisionID string    `json:"decisionId"`
+	Time       time.Time `json:"time"`
+	Via        string    `json:"via"` // proxy, run, replay, leader
+	Strategy   string    `json:"strategy,omitempty"`
+	Session    string    `json:"session"`
+	Agent      *abi.Peer `json:"agent,omitempty"`
+	// Cwd is the session's project: the working directory its
+	// session/new (load, resume) named, when absolute; the history's
+	// project filter reads it.
+	Cwd        string      `json:"cwd,omitempty"`
 	ToolCall   LogToolCall `json:"toolCall"`
 	Options    []LogOption `json:"options"`
 	Plugins    []LogPlugin `json:"plugins"`
@@ -224,7 +227,7 @@ func LogPlugins(votes []host.Vote) []LogPlugin {
 func entryFor(req abi.Request, via, strategy string, start time.Time) LogEntry {
 	e := LogEntry{
 		DecisionID: req.DecisionID, Time: start.UTC(), Via: via, Strategy: strategy,
-		Session: req.Session.ID, Agent: req.Session.Agent, Project: req.Session.Cwd,
+		Session: req.Session.ID, Agent: req.Session.Agent, Cwd: LogCwd(req.Session.Cwd),
 		ToolCall: LogToolCall{ID: req.ToolCall.ID, Title: req.ToolCall.Title, Kind: req.ToolCall.Kind,
 			RawInputSHA256: CanonicalSHA256(req.ToolCall.RawInput)},
 		Options: make([]LogOption, 0, len(req.Options)),
@@ -234,6 +237,16 @@ func entryFor(req abi.Request, via, strategy string, start time.Time) LogEntry {
 		e.Options = append(e.Options, LogOption{OptionID: o.OptionID, Kind: o.Kind, Durable: o.Durable})
 	}
 	return e
+}
+
+// LogCwd is a session's working directory as LogEntry.Cwd records it:
+// cleaned when absolute, else nothing (the peer's word for a project it
+// did not name properly is not a project).
+func LogCwd(cwd string) string {
+	if !filepath.IsAbs(cwd) {
+		return ""
+	}
+	return filepath.Clean(cwd)
 }
 
 // writeLog writes entry to the decision log and gives it to

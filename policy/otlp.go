@@ -135,8 +135,8 @@ func decisionRecord(en LogEntry) otlp.Record {
 		body += ": " + en.ToolCall.Title
 	}
 	res := make([]otlp.KeyValue, 0, 4)
-	if en.Project != "" {
-		res = append(res, otlp.String("permhost.project", en.Project))
+	if en.Cwd != "" {
+		res = append(res, otlp.String("permhost.project", en.Cwd))
 	}
 	if en.Agent != nil {
 		for _, a := range [...][2]string{{"permhost.agent.name", en.Agent.Name}, {"permhost.agent.version", en.Agent.Version}, {"permhost.agent.profile", en.Agent.Profile}} {

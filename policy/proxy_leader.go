@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/acp"
@@ -29,8 +30,8 @@ func (e *Engine) SetLeader(f LeaderFunc) { e.leader = f }
 func (h proxyHandler) personOrLeader(ctx, askCtx context.Context, req abi.Request, v host.Verdict, shown []abi.Option, params json.RawMessage, c acp.Client, d decision) decision {
 	editorCtx, retract := context.WithCancel(askCtx)
 	defer retract()
-	leaderCtx, withdraw := context.WithCancel(askCtx)
-	defer withdraw()
+	leaderCtx, withdraw := context.WithCancelCause(askCtx)
+	defer withdraw(nil)
 	editor := make(chan editorAnswer, 1)
 	go func() { editor <- readAnswer(c.Ask(editorCtx, params)) }()
 	leader := make(chan LeaderAnswer, 1)
@@ -40,7 +41,11 @@ func (h proxyHandler) personOrLeader(ctx, askCtx context.Context, req abi.Reques
 	for {
 		select {
 		case a := <-editor:
-			withdraw()
+			if a.askErr == nil && a.err == nil && a.rpcErr == nil {
+				// The leader's pages say the editor answered, and when.
+				withdraw(editorAnswered{at: time.Now()})
+			}
+			withdraw(nil)
 			return h.personAnswered(ctx, req, shown, a, d)
 		case la := <-leader:
 			leader = nil
@@ -62,3 +67,15 @@ func (h proxyHandler) personOrLeader(ctx, askCtx context.Context, req abi.Reques
 		}
 	}
 }
+
+// editorAnswered is the cause of the leader's withdrawal when the editor's
+// person answered first; the leader's client carries it (its
+// AnsweredElsewhere method) so that the leader's pages say "answered by
+// the editor at …".
+type editorAnswered struct{ at time.Time }
+
+func (e editorAnswered) Error() string { return "policy: the editor answered first" }
+
+// AnsweredElsewhere names the editor ("editor", as internal/leader's
+// ByEditor) and when its answer came.
+func (e editorAnswered) AnsweredElsewhere() (string, time.Time) { return "editor", e.at }

@@ -61,11 +61,11 @@ func TestProxyLeaderAnswerRetractsEditorPrompt(t *testing.T) {
 
 func TestProxyEditorAnswerWithdrawsFromLeader(t *testing.T) {
 	s := newEngine(t, nil)
-	withdrawn := make(chan struct{})
+	withdrawn := make(chan error, 1)
 	s.engine.SetLeader(func(ctx context.Context, req abi.Request, v host.Verdict, shown []abi.Option) policy.LeaderAnswer {
 		select {
 		case <-ctx.Done():
-			close(withdrawn)
+			withdrawn <- context.Cause(ctx)
 		case <-time.After(30 * time.Second):
 		}
 		return policy.LeaderAnswer{Fallback: "request withdrawn from the leader"}
@@ -76,7 +76,17 @@ func TestProxyEditorAnswerWithdrawsFromLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-withdrawn:
+	case cause := <-withdrawn:
+		// The leader's client carries who answered to its pages.
+		var ae interface {
+			AnsweredElsewhere() (string, time.Time)
+		}
+		if !errors.As(cause, &ae) {
+			t.Fatalf("withdrawn with %v: want a cause naming the editor", cause)
+		}
+		if by, at := ae.AnsweredElsewhere(); by != "editor" || at.IsZero() {
+			t.Fatalf("withdrawn as answered by %q at %v, want the editor with a time", by, at)
+		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the leader's request was not withdrawn")
 	}

@@ -226,7 +226,7 @@ func leaderEntry(r leader.Record, strategy string) policy.LogEntry {
 	req := r.Question.Request
 	e := policy.LogEntry{
 		DecisionID: req.DecisionID, Time: r.Arrived.UTC(), Via: "leader", Strategy: strategy,
-		Session: req.Session.ID, Agent: req.Session.Agent,
+		Session: req.Session.ID, Agent: req.Session.Agent, Cwd: policy.LogCwd(req.Session.Cwd),
 		ToolCall: policy.LogToolCall{ID: req.ToolCall.ID, Title: req.ToolCall.Title, Kind: req.ToolCall.Kind,
 			RawInputSHA256: policy.CanonicalSHA256(req.ToolCall.RawInput)},
 		Options:   []policy.LogOption{},

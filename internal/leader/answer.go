@@ -3,6 +3,7 @@ package leader
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // This file is how a person answers a queued request from somewhere other
@@ -14,6 +15,20 @@ import (
 
 // ByTerminal is Record.By for an answer chosen at the leader's terminal.
 const ByTerminal = "terminal"
+
+// ByEditor is Record.By for a request withdrawn because the editor's
+// person answered it first (permhost proxy --leader).
+const ByEditor = "editor"
+
+// An answeredElsewhere error, as the cause of [Client.Ask]'s context,
+// says where and when the request was answered instead; the withdrawal
+// carries it so that the leader's pages say "answered by the editor at …"
+// rather than "withdrawn". Only ByEditor is carried: a worker cannot pass
+// itself off as a page or the terminal.
+type answeredElsewhere interface {
+	error
+	AnsweredElsewhere() (by string, at time.Time)
+}
 
 // Errors of Server.Answer.
 var (

@@ -149,7 +149,14 @@ func (c *Client) Ask(ctx context.Context, q Question) (Answer, error) {
 	case r := <-done:
 		return r.a, r.err
 	case <-ctx.Done():
-		if w, err := encode(&message{Type: TypeWithdraw, ID: id}); err == nil {
+		m := &message{Type: TypeWithdraw, ID: id}
+		var ae answeredElsewhere
+		if errors.As(context.Cause(ctx), &ae) {
+			if by, at := ae.AnsweredElsewhere(); by == ByEditor {
+				m.AnsweredBy, m.AnsweredAt = by, at.UTC()
+			}
+		}
+		if w, err := encode(m); err == nil {
 			conn.SetWriteDeadline(time.Now().Add(time.Second))
 			conn.Write(w)
 		}

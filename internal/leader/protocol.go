@@ -194,6 +194,9 @@ type message struct {
 	// Said is what the person typed with the answer, for the model.
 	AnsweredBy string `json:"answeredBy,omitempty"`
 	Said       string `json:"said,omitempty"`
+	// AnsweredAt is, in a withdraw, when the person answered elsewhere
+	// (answeredBy "editor").
+	AnsweredAt time.Time `json:"answeredAt,omitzero"`
 
 	// error
 	Code    string `json:"code,omitempty"`
@@ -241,7 +244,7 @@ func (lr *lineReader) next() ([]byte, error) {
 // equals one of them only after case folding is refused: encoding/json would
 // take it for the field.
 var messageFields = []string{"v", "type", "id", "worker", "request", "shown", "explanations", "deadline",
-	"ahead", "outcome", "optionId", "decidedBy", "reason", "leader", "answeredBy", "said", "code", "message"}
+	"ahead", "outcome", "optionId", "decidedBy", "reason", "leader", "answeredBy", "said", "answeredAt", "code", "message"}
 
 // decode parses one line, refusing anything but a strict JSON object
 // (internal/jsontext: no duplicate key in any case at any depth, top-level

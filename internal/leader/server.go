@@ -378,7 +378,12 @@ func (s *Server) serveConn(c *net.UnixConn) {
 			s.mu.Lock()
 			it := p.pending[m.ID]
 			s.mu.Unlock()
-			if it != nil { // else it was answered already: the replies crossed
+			if it == nil { // answered already: the replies crossed
+				break
+			}
+			if m.AnsweredBy == ByEditor {
+				s.answeredElsewhere(it, m.AnsweredAt)
+			} else {
 				s.withdraw(it, "withdrawn by the worker")
 			}
 		default:
@@ -573,7 +578,15 @@ func (s *Server) fail(it *item, rec Record) {
 }
 
 // withdraw removes it, retracting its prompt if shown.
-func (s *Server) withdraw(it *item, why string) {
+func (s *Server) withdraw(it *item, why string) { s.withdrawBy(it, why, "", time.Time{}) }
+
+// answeredElsewhere withdraws it because the editor's person answered at
+// at (the worker's clock, held between the request's arrival and now).
+func (s *Server) answeredElsewhere(it *item, at time.Time) {
+	s.withdrawBy(it, "answered in the editor", ByEditor, at)
+}
+
+func (s *Server) withdrawBy(it *item, why, by string, at time.Time) {
 	s.mu.Lock()
 	if it.done {
 		s.mu.Unlock()
@@ -583,15 +596,21 @@ func (s *Server) withdraw(it *item, why string) {
 	s.removeLocked(it)
 	s.mu.Unlock()
 	s.log.Info("leader: request withdrawn", "seq", it.seq, "worker", it.q.Worker.String(), "why", why, "wasShown", shown)
-	rec := Record{Outcome: OutcomeWithdrawn, Reason: why, Prompted: shown}
+	rec := Record{Outcome: OutcomeWithdrawn, Reason: why, Prompted: shown, By: by, Ended: at}
 	if shown {
 		rec.Answer = OutcomeWithdrawn
 	}
 	s.finish(it, rec)
 }
 
+// finish records how it ended. rec.Ended, when set (the time a worker
+// says the editor answered), is kept only between its arrival and now.
 func (s *Server) finish(it *item, rec Record) {
-	rec.Seq, rec.Question, rec.Shown, rec.Arrived, rec.Ended, rec.Detail = it.seq, it.q, it.shown, it.arrived, time.Now(), it.detail
+	now := time.Now()
+	if rec.Ended.IsZero() || rec.Ended.After(now) || rec.Ended.Before(it.arrived) {
+		rec.Ended = now
+	}
+	rec.Seq, rec.Question, rec.Shown, rec.Arrived, rec.Detail = it.seq, it.q, it.shown, it.arrived, it.detail
 	s.record(rec)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestAnswerFromElsewhereRetractsTerminal: an answer given through
@@ -90,5 +91,52 @@ func TestAnswerNotShownRefused(t *testing.T) {
 	}
 	if n := len(s.Queued()); n != 1 {
 		t.Fatalf("%d queued, want the request still pending", n)
+	}
+}
+
+// elsewhere is the cause permhost proxy --leader cancels its ask with
+// when the editor's person answered first.
+type elsewhere struct {
+	by string
+	at time.Time
+}
+
+func (e elsewhere) Error() string                          { return "answered by " + e.by }
+func (e elsewhere) AnsweredElsewhere() (string, time.Time) { return e.by, e.at }
+
+// TestWithdrawAnsweredByEditor: a withdrawal whose cause says the editor
+// answered is recorded as answered by the editor at that time, for the
+// pages; any other name is a plain withdrawal (a worker cannot speak for
+// a page or the terminal).
+func TestWithdrawAnsweredByEditor(t *testing.T) {
+	for _, tc := range []struct{ by, want string }{
+		{ByEditor, ByEditor},
+		{"web:abc", ""},
+		{ByTerminal, ""},
+	} {
+		t.Run(tc.by, func(t *testing.T) {
+			p := newPerson(t)
+			recs := newRecords()
+			s := startServer(t, Options{Prompter: p, OnDecision: recs.add})
+			c, err := NewClient(s.Socket())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancelCause(context.Background())
+			ch := askAsync(ctx, c, question("a"))
+			p.next()
+			at := time.Now()
+			cancel(elsewhere{tc.by, at})
+			if r := wait(t, ch); !errors.Is(r.err, ErrWithdrawn) {
+				t.Fatalf("worker got %+v, %v", r.a, r.err)
+			}
+			rec := recs.next(t)
+			if rec.Outcome != OutcomeWithdrawn || rec.By != tc.want {
+				t.Fatalf("record %+v: want withdrawn by %q", rec, tc.want)
+			}
+			if tc.want != "" && !rec.Ended.Equal(at.UTC()) {
+				t.Fatalf("ended at %v, want the editor's answer at %v", rec.Ended, at)
+			}
+		})
 	}
 }

@@ -83,7 +83,8 @@ func (s *Server) answeredBy(seq uint64) string {
 	done, _ := s.resolved.since(0)
 	for i := len(done) - 1; i >= 0; i-- {
 		if rec := done[i].rec; rec.Seq == seq {
-			return fmt.Sprintf("already answered by %s at %s", safetext.Terminal(who(rec)), rec.Ended.Local().Format("15:04:05"))
+			verb, by := who(rec)
+			return fmt.Sprintf("already %s %s at %s", verb, safetext.Terminal(by), rec.Ended.Local().Format("15:04:05"))
 		}
 	}
 	return "this request is no longer pending"

@@ -245,7 +245,7 @@ func TestBrowserCountdownEndsInBuiltin(t *testing.T) {
 		t.Fatalf("the worker got an answer %+v; want its own fallback at the deadline", a.a)
 	}
 	do(t, ctx, chromedp.WaitVisible(css(`#resolved li[data-seq="1"]`)))
-	if line := text(t, ctx, `#resolved li[data-seq="1"]`); !strings.Contains(line, "builtin policy decided") {
+	if line := text(t, ctx, `#resolved li[data-seq="1"]`); !strings.Contains(line, "decided by the worker's builtin policy") {
 		t.Fatalf("after the deadline the page says %q; the countdown said %q", line, first)
 	}
 }

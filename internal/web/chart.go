@@ -32,7 +32,7 @@ func chart(lines []logLine) string {
 	start := end.Add(-(chartHours - 1) * time.Hour)
 	type bar map[string]int
 	bars := make([]bar, chartHours)
-	deciders := map[string]int{}
+	deciders, projects := map[string]int{}, map[string]int{}
 	for _, l := range lines {
 		if l.Time.Before(start) {
 			continue
@@ -46,6 +46,9 @@ func chart(lines []logLine) string {
 		}
 		bars[i][l.verdict()]++
 		deciders[l.DecidedBy]++
+		if l.Cwd != "" {
+			projects[l.Cwd]++
+		}
 	}
 	peak := 1
 	for _, b := range bars {
@@ -57,6 +60,8 @@ func chart(lines []logLine) string {
 	}
 	var s strings.Builder
 	fmt.Fprintf(&s, `<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="decisions per hour by outcome">`, chartW, chartH, chartW, chartH)
+	// Which projects the bars count (the project filter narrows them).
+	fmt.Fprintf(&s, `<title>decisions per hour by outcome; projects: %s</title>`, esc(counts(projects)))
 	left, bottom, top := 40, chartH-30, 10
 	bw := (chartW - left - 10) / chartHours
 	fmt.Fprintf(&s, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>`, left, bottom, chartW-10, bottom)
@@ -92,12 +97,20 @@ func chart(lines []logLine) string {
 		fmt.Fprintf(&s, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d" font-size="11">%s</text>`, lx, chartH-12, outcomeColours[k], lx+14, chartH-3, k)
 		lx += 90
 	}
-	var by []string
-	for k, n := range deciders {
-		by = append(by, fmt.Sprintf("%s %d", k, n))
-	}
-	slices.Sort(by)
-	fmt.Fprintf(&s, `<text x="%d" y="%d" font-size="11">decided by: %s</text>`, lx, chartH-3, esc(strings.Join(by, ", ")))
+	fmt.Fprintf(&s, `<text x="%d" y="%d" font-size="11">decided by: %s</text>`, lx, chartH-3, esc(counts(deciders)))
 	s.WriteString(`</svg>`)
 	return s.String()
+}
+
+// counts lists "name n" of m, sorted by name.
+func counts(m map[string]int) string {
+	var out []string
+	for k, n := range m {
+		out = append(out, fmt.Sprintf("%s %d", k, n))
+	}
+	slices.Sort(out)
+	if len(out) == 0 {
+		return "none recorded"
+	}
+	return strings.Join(out, ", ")
 }

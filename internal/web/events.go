@@ -43,6 +43,13 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, sess *session) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	// The headers go out now, not with the first event or heartbeat: the
+	// page says "live" when its EventSource opens, which would otherwise
+	// wait up to a heartbeat when nothing is pending.
+	if _, err := w.Write([]byte(": connected\n\n")); err != nil {
+		return
+	}
+	fl.Flush()
 
 	shown := map[uint64]bool{}
 	var lastResolved uint64

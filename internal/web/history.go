@@ -82,7 +82,7 @@ func (f filter) keep(l logLine) bool {
 	has := func(s, sub string) bool {
 		return sub == "" || strings.Contains(strings.ToLower(s), strings.ToLower(sub))
 	}
-	return has(l.agent(), f.agent) && has(l.Cwd+" "+l.Reason, f.project) &&
+	return has(l.agent(), f.agent) && has(l.Cwd, f.project) &&
 		(f.outcome == "" || l.verdict() == f.outcome) && has(l.decider(), f.by)
 }
 
@@ -132,11 +132,11 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, _ *session) {
 	}
 	var b strings.Builder
 	b.WriteString(chart(lines))
-	fmt.Fprintf(&b, `<table class="history"><thead><tr><th>time</th><th>agent</th><th>tool call</th><th>outcome</th><th>option</th><th>decided by</th><th>reason</th></tr></thead><tbody>`)
+	fmt.Fprintf(&b, `<table class="history"><thead><tr><th>time</th><th>agent</th><th>project</th><th>tool call</th><th>outcome</th><th>option</th><th>decided by</th><th>reason</th></tr></thead><tbody>`)
 	for i := len(lines) - 1; i >= 0 && i >= len(lines)-maxHistoryRows; i-- {
 		l := lines[i]
-		fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td>%s</td><td class="o-%s">%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
-			l.Time.Local().Format("2006-01-02 15:04:05"), esc(l.agent()), esc(l.ToolCall.Title), classOf(l.verdict()), esc(l.verdict()),
+		fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class="o-%s">%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
+			l.Time.Local().Format("2006-01-02 15:04:05"), esc(l.agent()), esc(l.Cwd), esc(l.ToolCall.Title), classOf(l.verdict()), esc(l.verdict()),
 			esc(l.OptionID), esc(l.decider()), esc(l.Reason))
 	}
 	b.WriteString(`</tbody></table>`)

@@ -28,12 +28,16 @@ func writeLog(t *testing.T, n int) string {
 		{"allow_once", "builtin", ""},
 		{"reject_once", "person", "terminal"},
 	}
+	projects := []string{"/home/u/alpha", "/home/u/beta"}
 	for i := range n {
 		k := kinds[i%len(kinds)]
 		e := map[string]any{"time": now.Add(-time.Duration(i%12) * time.Hour).Add(time.Duration(i) * time.Second), "via": "leader",
 			"agent": map[string]string{"name": []string{"claude-agent-acp", "codex-acp"}[i%2]}, "session": "s",
 			"toolCall": map[string]string{"title": fmt.Sprintf("call %d <script>", i)}, "outcome": "selected",
-			"optionId": k.kind, "optionKind": k.kind, "decidedBy": k.by}
+			"optionId": k.kind, "optionKind": k.kind, "decidedBy": k.by,
+			// Half in each project; each reason names the other one,
+			// which the project filter must not read.
+			"cwd": projects[(i/2)%2], "reason": "not like " + projects[1-(i/2)%2]}
 		if k.who != "" {
 			e["person"] = map[string]string{"who": k.who}
 		}
@@ -75,6 +79,10 @@ func TestHistoryFilters(t *testing.T) {
 		{"?by=web:aaa111", 10},
 		{"?outcome=allowed&agent=claude", 20},
 		{"?by=nobody", 0},
+		{"?project=alpha", 20},
+		{"?project=/home/u/beta", 20},
+		{"?project=beta&agent=claude", 10},
+		{"?project=gamma", 0},
 	}
 	for _, tt := range tests {
 		body := get(t, c, r.web.URL()+"/history"+tt.query)
@@ -87,6 +95,13 @@ func TestHistoryFilters(t *testing.T) {
 	}
 	if body := get(t, c, r.web.URL()+"/history"); !strings.Contains(body, `<svg class="chart"`) || !strings.Contains(body, `class="bar o-rejected"`) {
 		t.Fatalf("no chart of rejected decisions in the history")
+	}
+	// The chart counts the projects it shows.
+	if body := get(t, c, r.web.URL()+"/history?project=alpha"); !strings.Contains(body, "projects: /home/u/alpha 20</title>") {
+		t.Fatalf("the chart of project alpha does not say so: %s", body[:min(len(body), 600)])
+	}
+	if body := get(t, c, r.web.URL()+"/history"); !strings.Contains(body, "projects: /home/u/alpha 20, /home/u/beta 20</title>") {
+		t.Fatalf("the chart does not count the projects: %s", body[:min(len(body), 600)])
 	}
 }
 

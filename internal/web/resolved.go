@@ -54,22 +54,27 @@ func (r *resolved) since(n uint64) ([]ended, <-chan struct{}) {
 	return out, r.changed
 }
 
-// who says who ended the request, for a person.
-func who(rec leader.Record) string {
+// who says who ended the request and how, for a person: "answered by" a
+// person (a page, the leader's terminal, the editor of a proxy --leader),
+// "decided by" a policy (the leader's plugin, the worker's builtin at its
+// deadline).
+func who(rec leader.Record) (verb, name string) {
 	q := rec.Question
 	switch {
+	case rec.Outcome == leader.OutcomeWithdrawn && rec.By == leader.ByEditor:
+		return "answered by", "the editor"
 	case rec.Outcome == leader.OutcomeWithdrawn && !q.Deadline.IsZero() && !rec.Ended.Before(q.Deadline.Add(-50*time.Millisecond)):
-		return "nobody before the deadline: the worker's builtin policy decided"
+		return "decided by", "the worker's builtin policy (nobody answered before the deadline)"
 	case rec.Outcome == leader.OutcomeWithdrawn:
-		return "nobody: the worker withdrew it (" + rec.Reason + ")"
+		return "ended:", rec.Reason
 	case rec.Outcome == leader.OutcomeUndecided:
-		return "nobody: the worker's own policy decides (" + rec.Reason + ")"
+		return "left to", "the worker's own policy (" + rec.Reason + ")"
 	case rec.By != "":
-		return rec.By
+		return "answered by", rec.By
 	case rec.DecidedBy == "person":
-		return "the leader's terminal"
+		return "answered by", "the leader's terminal"
 	default:
-		return "the leader's plugin " + rec.DecidedBy
+		return "decided by", "the leader's plugin " + rec.DecidedBy
 	}
 }
 
@@ -82,9 +87,10 @@ func renderResolved(rec leader.Record) string {
 			what = o.Name + " (" + o.Kind + ")"
 		}
 	}
+	verb, by := who(rec)
 	var b strings.Builder
-	fmt.Fprintf(&b, `<li class="done" data-seq="%d" data-outcome="%s"><span class="seq">#%d</span> <span class="title">%s</span>: <span class="what">%s</span> — answered by <span class="by">%s</span> at <time>%s</time>`,
-		rec.Seq, classOf(rec.Outcome), rec.Seq, esc(title), esc(what), esc(who(rec)), rec.Ended.Local().Format("15:04:05"))
+	fmt.Fprintf(&b, `<li class="done" data-seq="%d" data-outcome="%s"><span class="seq">#%d</span> <span class="title">%s</span>: <span class="what">%s</span> — %s <span class="by">%s</span> at <time>%s</time>`,
+		rec.Seq, classOf(rec.Outcome), rec.Seq, esc(title), esc(what), verb, esc(by), rec.Ended.Local().Format("15:04:05"))
 	if rec.Said != "" {
 		fmt.Fprintf(&b, ` <q class="said">%s</q>`, esc(rec.Said))
 	}
