@@ -338,6 +338,12 @@ func (p *Proxy) finishWith(pp *permission, o outcome, inOrder bool, then *OwnReq
 	}
 	sent := pp.sent
 	p.mu.Unlock()
+	if thenLine != nil {
+		// Queued behind the answer's slot before the slot is filled: the
+		// agent reads the answer first and the follow-up with it, before
+		// it can act on the answer alone.
+		_ = p.toAgent.messageInOrder(thenLine)
+	}
 	func() {
 		if line != nil {
 			defer slot.fill(line)
@@ -346,11 +352,6 @@ func (p *Proxy) finishWith(pp *permission, o outcome, inOrder bool, then *OwnReq
 			record(sent)
 		}
 	}()
-	if thenLine != nil {
-		// Queued behind the answer's slot: the agent reads the answer
-		// first.
-		_ = p.toAgent.messageInOrder(thenLine)
-	}
 	pp.cancel()
 }
 
