@@ -40,6 +40,27 @@ func (c *compactor) space() {
 	}
 }
 
+// separator reads what follows a member or an element: a comma (more
+// follow) or close (the end), copied; ok is false for anything else.
+func (c *compactor) separator(close byte) (more, ok bool) {
+	c.space()
+	if c.i >= len(c.src) {
+		return false, false
+	}
+	switch c.src[c.i] {
+	case ',':
+		c.out = append(c.out, ',')
+		c.i++
+		c.space()
+		return true, true
+	case close:
+		c.out = append(c.out, close)
+		c.i++
+		return false, true
+	}
+	return false, false
+}
+
 func (c *compactor) value(depth int) bool {
 	if c.i >= len(c.src) || depth > maxCompactDepth {
 		return false
@@ -70,21 +91,8 @@ func (c *compactor) value(depth int) bool {
 			if !c.value(depth + 1) {
 				return false
 			}
-			c.space()
-			if c.i >= len(c.src) {
-				return false
-			}
-			switch c.src[c.i] {
-			case ',':
-				c.out = append(c.out, ',')
-				c.i++
-				c.space()
-			case '}':
-				c.out = append(c.out, '}')
-				c.i++
-				return true
-			default:
-				return false
+			if more, ok := c.separator('}'); !more {
+				return ok
 			}
 		}
 	case b == '[':
@@ -100,21 +108,8 @@ func (c *compactor) value(depth int) bool {
 			if !c.value(depth + 1) {
 				return false
 			}
-			c.space()
-			if c.i >= len(c.src) {
-				return false
-			}
-			switch c.src[c.i] {
-			case ',':
-				c.out = append(c.out, ',')
-				c.i++
-				c.space()
-			case ']':
-				c.out = append(c.out, ']')
-				c.i++
-				return true
-			default:
-				return false
+			if more, ok := c.separator(']'); !more {
+				return ok
 			}
 		}
 	case b == '-' || b >= '0' && b <= '9':
