@@ -33,6 +33,21 @@ an unsigned one; registry credentials come from the docker config file
 (~/.docker/config.json, $DOCKER_CONFIG); --plain-http (no TLS) is for a
 loopback registry only.`
 
+// subcommandOrHelp handles a command group's arguments before its
+// subcommand's flags: none is a usage error, -h prints the usage; done
+// reports that the command ends with code.
+func subcommandOrHelp(args []string, usage string, stdout, stderr io.Writer) (code int, done bool) {
+	switch {
+	case len(args) == 0:
+		fmt.Fprintln(stderr, usage)
+		return exitUsage, true
+	case args[0] == "-h" || args[0] == "-help" || args[0] == "--help":
+		fmt.Fprintln(stdout, usage)
+		return exitOK, true
+	}
+	return 0, false
+}
+
 // stringList is a repeatable flag.
 type stringList []string
 
@@ -40,13 +55,8 @@ func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 func runBundle(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, bundleUsage)
-		return exitUsage
-	}
-	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-		fmt.Fprintln(stdout, bundleUsage)
-		return exitOK
+	if code, done := subcommandOrHelp(args, bundleUsage, stdout, stderr); done {
+		return code
 	}
 	fs := newFlagSet("bundle "+args[0], stderr)
 	fs.Usage = func() { fmt.Fprintln(fs.Output(), bundleUsage) }

@@ -29,13 +29,8 @@ but not who signed it. Exit status: 0 intact, 1 tampered or cut short
 (the first problem is named), 2 usage or unreadable files.`
 
 func runLog(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, logUsage)
-		return exitUsage
-	}
-	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-		fmt.Fprintln(stdout, logUsage)
-		return exitOK
+	if code, done := subcommandOrHelp(args, logUsage, stdout, stderr); done {
+		return code
 	}
 	fs := newFlagSet("log "+args[0], stderr)
 	fs.Usage = func() { fmt.Fprintln(fs.Output(), logUsage) }
