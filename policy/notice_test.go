@@ -1,36 +1,17 @@
 package policy
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
+	"github.com/permhost/permhost/internal/acptest"
 )
-
-// syncBuffer is a notice writer the test reads while the engine writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A first load still running when the notice's timer fires, of a module
 // not in the compile cache, is announced once on the notice writer,
@@ -95,7 +76,7 @@ func TestSlowFirstLoadIsAnnouncedOnce(t *testing.T) {
 			a.Path, b.Path = good, other
 			cfg := plugins(a, b)
 			cfg.LoadWait = time.Hour
-			notice := &syncBuffer{}
+			notice := &acptest.SyncBuffer{}
 			timers := make(chan chan time.Time, 2)
 			e, err := newEngine(Options{Config: cfg, Log: NewDecisionLog(discard{}, nil), Notice: notice, CacheDir: tc.cacheDir})
 			if err != nil {

@@ -10,31 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/acptest"
 	"github.com/permhost/permhost/internal/leader"
 )
-
-// lockedBuf collects the server's diagnostics, to check what they hold.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // rig is a real leader on a Unix socket with the web approver in front.
 type rig struct {
@@ -42,7 +24,7 @@ type rig struct {
 	leader *leader.Server
 	web    *Server
 	client *leader.Client
-	logs   *lockedBuf
+	logs   *acptest.SyncBuffer
 	secret []byte
 }
 
@@ -58,7 +40,7 @@ func newRig(t *testing.T, mod func(*Options)) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuf{}
+	logs := &acptest.SyncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := Options{Addr: "127.0.0.1:0", Secret: secret, Logger: logger}
 	if mod != nil {
