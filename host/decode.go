@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/hostlink"
 )
 
 // Decoding a plugin's decision with encoding/json cost a warm decision
@@ -47,11 +48,11 @@ func decodeDecisionShape(out []byte, d *abi.Decision, strict bool) bool {
 		switch string(key) {
 		case "outcome":
 			if !null {
-				d.Outcome = abi.Outcome(internOutcome(val))
+				d.Outcome = hostlink.Outcome(val)
 			}
 		case "scope":
 			if !null {
-				d.Scope = abi.Scope(internScope(val))
+				d.Scope = hostlink.Scope(val)
 			}
 		case "optionId":
 			if !null {
@@ -251,35 +252,8 @@ func skipSpace(out []byte, i int) int {
 	return i
 }
 
-// The values a decision usually holds, without an allocation each.
-
-func internOutcome(b []byte) string {
-	switch string(b) {
-	case string(abi.OutcomeAbstain):
-		return string(abi.OutcomeAbstain)
-	case string(abi.OutcomeAllow):
-		return string(abi.OutcomeAllow)
-	case string(abi.OutcomeReject):
-		return string(abi.OutcomeReject)
-	case string(abi.OutcomeAsk):
-		return string(abi.OutcomeAsk)
-	case string(abi.OutcomeSelect):
-		return string(abi.OutcomeSelect)
-	case string(abi.OutcomeCancel):
-		return string(abi.OutcomeCancel)
-	}
-	return string(b)
-}
-
-func internScope(b []byte) string {
-	switch string(b) {
-	case string(abi.ScopeOnce):
-		return string(abi.ScopeOnce)
-	case string(abi.ScopeAlways):
-		return string(abi.ScopeAlways)
-	}
-	return string(b)
-}
+// The values a decision usually holds, without an allocation each
+// (outcome and scope: hostlink, which the worker shares).
 
 func internRisk(b []byte) string {
 	switch string(b) {

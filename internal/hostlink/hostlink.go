@@ -1,5 +1,5 @@
 // Package hostlink lends internal/worker two of package host's unexported
-// functions, so that a request crosses the process wall as the JSON its
+// functions (and holds the decoding helpers both share), so that a request crosses the process wall as the JSON its
 // plugin reads: the parent encodes it as the host would, and the child's
 // host hands those very bytes to the plugin, without decoding and encoding
 // it again on the way (RATIONALE.md, "The process wall"). They are not
@@ -23,3 +23,34 @@ var (
 	// as host.Plugin.Call would; it returns a host.Result.
 	CallEncoded func(ctx context.Context, plugin any, input []byte, options []abi.Option) any
 )
+
+// Outcome is the outcome b spells, without an allocation for the ones
+// abi names (a decision's usual values, read by host and the worker).
+func Outcome(b []byte) abi.Outcome {
+	switch string(b) {
+	case string(abi.OutcomeAbstain):
+		return abi.OutcomeAbstain
+	case string(abi.OutcomeAllow):
+		return abi.OutcomeAllow
+	case string(abi.OutcomeReject):
+		return abi.OutcomeReject
+	case string(abi.OutcomeAsk):
+		return abi.OutcomeAsk
+	case string(abi.OutcomeSelect):
+		return abi.OutcomeSelect
+	case string(abi.OutcomeCancel):
+		return abi.OutcomeCancel
+	}
+	return abi.Outcome(b)
+}
+
+// Scope is Outcome for a decision's scope.
+func Scope(b []byte) abi.Scope {
+	switch string(b) {
+	case string(abi.ScopeOnce):
+		return abi.ScopeOnce
+	case string(abi.ScopeAlways):
+		return abi.ScopeAlways
+	}
+	return abi.Scope(b)
+}

@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/permhost/permhost/abi"
+	"github.com/permhost/permhost/internal/hostlink"
 )
 
 // A warm decision's answer is nearly always a decision of a few short
@@ -104,11 +105,11 @@ func decodeAnswerFast(b []byte, d *abi.Decision) bool {
 	if s, b, ok = member(b, `"outcome":"`); !ok || s == nil {
 		return false
 	}
-	d.Outcome = abi.Outcome(internOutcome(s))
+	d.Outcome = hostlink.Outcome(s)
 	if s, b, ok = member(b, `,"scope":"`); !ok {
 		return false
 	} else if s != nil {
-		d.Scope = abi.Scope(internScope(s))
+		d.Scope = hostlink.Scope(s)
 	}
 	if s, b, ok = member(b, `,"optionId":"`); !ok {
 		return false
@@ -165,26 +166,4 @@ func member(b []byte, key string) (s, rest []byte, ok bool) {
 		return nil, b, false
 	}
 	return s, rest[end+1:], true
-}
-
-// The values a decision usually holds, without an allocation each.
-
-func internOutcome(b []byte) string {
-	for _, o := range []abi.Outcome{abi.OutcomeAbstain, abi.OutcomeAllow, abi.OutcomeReject, abi.OutcomeAsk,
-		abi.OutcomeSelect, abi.OutcomeCancel} {
-		if string(b) == string(o) {
-			return string(o)
-		}
-	}
-	return string(b)
-}
-
-func internScope(b []byte) string {
-	switch string(b) {
-	case string(abi.ScopeOnce):
-		return string(abi.ScopeOnce)
-	case string(abi.ScopeAlways):
-		return string(abi.ScopeAlways)
-	}
-	return string(b)
 }
