@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"io"
-	"os/exec"
 	"strconv"
 )
 
@@ -33,23 +29,10 @@ var appendCases = []struct{ key, name string }{
 
 func (r *runner) decisionLog(rep *report) error {
 	count := strconv.Itoa(r.runs)
-	for _, args := range [][]string{
+	return r.goTests(rep, "20m", [][]string{
 		{"-bench", "^BenchmarkDecisionLog$", "-benchtime", "4000x", "-count", count, "./policy/"},
 		{"-bench", "^BenchmarkAppend$", "-benchtime", "3000x", "-count", count, "./internal/auditlog/"},
-	} {
-		cmd := exec.CommandContext(context.Background(), "go", append([]string{"test", "-run", "^$", "-timeout", "20m"}, args...)...)
-		var out bytes.Buffer
-		cmd.Stdout = io.MultiWriter(&out, r.log)
-		cmd.Stderr = r.log
-		runErr := cmd.Run()
-		if err := parseBench(out.String(), rep); err != nil {
-			return err
-		}
-		if runErr != nil {
-			return fmt.Errorf("go test %v: %v", args, runErr)
-		}
-	}
-	return nil
+	})
 }
 
 // decisionLogMeasured reports whether this run measured the decision log.

@@ -590,7 +590,7 @@ func vmHWM(pid int) int64 {
 // goBench runs package bench's benchmarks and records every metric.
 func (r *runner) goBench(rep *report) error {
 	count := strconv.Itoa(r.runs)
-	for _, args := range [][]string{
+	return r.goTests(rep, "20m", [][]string{
 		{"-bench", "^BenchmarkDecide$", "-benchtime", "1s", "-count", count, "./bench/"},
 		{"-bench", "^BenchmarkThroughput$", "-benchtime", "2s", "-count", count, "./bench/"},
 		{"-bench", "^BenchmarkFallback(Process)?$", "-benchtime", "200x", "-count", "1", "./bench/"},
@@ -598,8 +598,15 @@ func (r *runner) goBench(rep *report) error {
 		// The proxy's own paths: a governed session's start, the strict
 		// path of tool-call updates, the fast path's look at a line.
 		{"-bench", "^Benchmark(SessionStart|ToolCallUpdates|IsPlainUpdate)$", "-benchtime", "1s", "-count", count, "./acp/"},
-	} {
-		cmd := exec.CommandContext(context.Background(), "go", append([]string{"test", "-run", "^$", "-timeout", "20m"}, args...)...)
+	})
+}
+
+// goTests runs `go test -run ^$` with each of runs' arguments in turn,
+// the plugins directory in its environment, and records every metric;
+// what passed is kept when a run fails, and the failure is reported.
+func (r *runner) goTests(rep *report, timeout string, runs [][]string) error {
+	for _, args := range runs {
+		cmd := exec.CommandContext(context.Background(), "go", append([]string{"test", "-run", "^$", "-timeout", timeout}, args...)...)
 		cmd.Env = append(os.Environ(), "PERMHOST_PLUGINS_DIR="+r.plugins)
 		var out bytes.Buffer
 		cmd.Stdout = io.MultiWriter(&out, r.log)
@@ -608,7 +615,7 @@ func (r *runner) goBench(rep *report) error {
 		if err := parseBench(out.String(), rep); err != nil {
 			return err
 		}
-		if runErr != nil { // what passed is kept; the failure is reported
+		if runErr != nil {
 			return fmt.Errorf("go test %s: %v", strings.Join(args, " "), runErr)
 		}
 	}

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -33,24 +29,10 @@ func (r *runner) stdPlugins(rep *report) error {
 		return err
 	}
 	count := strconv.Itoa(r.runs)
-	for _, args := range [][]string{
+	return r.goTests(rep, "30m", [][]string{
 		{"-bench", "^BenchmarkTeamRules20$", "-benchtime", "1s", "-count", count, "./bench/"},
 		{"-bench", "^BenchmarkLoadStd$", "-benchtime", "1x", "-count", count, "./bench/"},
-	} {
-		cmd := exec.CommandContext(context.Background(), "go", append([]string{"test", "-run", "^$", "-timeout", "30m"}, args...)...)
-		cmd.Env = append(os.Environ(), "PERMHOST_PLUGINS_DIR="+r.plugins)
-		var out bytes.Buffer
-		cmd.Stdout = io.MultiWriter(&out, r.log)
-		cmd.Stderr = r.log
-		runErr := cmd.Run()
-		if err := parseBench(out.String(), rep); err != nil {
-			return err
-		}
-		if runErr != nil {
-			return fmt.Errorf("go test %v: %v", args, runErr)
-		}
-	}
-	return nil
+	})
 }
 
 // freshInstall runs `permhost proxy` with the default policy
