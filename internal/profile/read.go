@@ -215,7 +215,9 @@ func split(toolCall json.RawMessage) (*call, error) {
 	return c, nil
 }
 
-// object returns the members of a JSON object by exact key, or nil.
+// object returns the members of a JSON object by exact key, or nil: b is
+// read strictly (no duplicate key in any case at any depth: text the agent
+// wrote could be read two ways).
 func object(b []byte) map[string][]byte {
 	ms, err := jsontext.Object(b)
 	if err != nil {
@@ -420,7 +422,7 @@ func (c *call) inputJSON() map[string][]byte {
 	if err != nil {
 		return nil
 	}
-	return strictObject([]byte(s))
+	return object([]byte(s))
 }
 
 // contentJSON returns the JSON objects the text content blocks hold, each
@@ -436,24 +438,9 @@ func (c *call) contentJSON() []map[string][]byte {
 			continue
 		}
 		text, _ := jsontext.String(block["text"])
-		if obj := strictObject([]byte(text)); obj != nil {
+		if obj := object([]byte(text)); obj != nil {
 			out = append(out, obj)
 		}
-	}
-	return out
-}
-
-// strictObject reads b as one strict JSON object (no duplicate key in any
-// case at any depth: text the agent wrote could be read two ways); nil
-// otherwise.
-func strictObject(b []byte) map[string][]byte {
-	ms, err := jsontext.Object(b)
-	if err != nil {
-		return nil
-	}
-	out := make(map[string][]byte, len(ms))
-	for _, m := range ms {
-		out[m.Key] = m.Value
 	}
 	return out
 }
