@@ -9,12 +9,17 @@ import (
 // The version of the ABI this package describes. A host refuses a plugin of a
 // different major version, or of the same major and a newer minor.
 //
-// Minor 4 adds the ACP v2 fields (MinorACPv2); minor 3 is the question
-// family's.
+// Minor 5 adds the permhost:host/env imports (MinorHostEnv); minor 4 the
+// ACP v2 fields (MinorACPv2); minor 3 is the question family's.
 const (
 	Major = 1
-	Minor = MinorACPv2
+	Minor = MinorHostEnv
 )
+
+// MinorHostEnv is the minor version that added the permhost:host/env
+// imports: input_read and output_write move the input and the output in
+// one call each, where the Extism kernel moves eight bytes a call.
+const MinorHostEnv = 5
 
 // MinorACPv2 is the minor version that added what an ACP v2 permission
 // request carries: Request.Title, Request.Description and Request.Subject,

@@ -68,14 +68,15 @@ func ExampleDecision_Validate() {
 
 func ExampleVersion_Compatible() {
 	host := abi.Current
-	for _, plugin := range []abi.Version{{Major: 1, Minor: 0}, {Major: 1, Minor: 1}, {Major: 1, Minor: 5}, {Major: 2, Minor: 0}} {
+	for _, plugin := range []abi.Version{{Major: 1, Minor: 0}, {Major: 1, Minor: 1}, {Major: 1, Minor: 5}, {Major: 1, Minor: 6}, {Major: 2, Minor: 0}} {
 		fmt.Printf("plugin %s on host %s: %v\n", plugin, host, plugin.Compatible(host))
 	}
 	// Output:
-	// plugin 1.0 on host 1.4: true
-	// plugin 1.1 on host 1.4: true
-	// plugin 1.5 on host 1.4: false
-	// plugin 2.0 on host 1.4: false
+	// plugin 1.0 on host 1.5: true
+	// plugin 1.1 on host 1.5: true
+	// plugin 1.5 on host 1.5: true
+	// plugin 1.6 on host 1.5: false
+	// plugin 2.0 on host 1.5: false
 }
 
 // A decision with an explanation, as a plugin writes it.

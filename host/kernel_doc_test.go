@@ -10,53 +10,78 @@ import (
 	"github.com/tetratelabs/wazero/api"
 )
 
-// docs/abi.md lists every function of the kernel with its wasm signature,
-// for authors who write the imports by hand (C, Rust without a PDK): the
-// table must be exactly what the host provides.
+// docs/abi.md lists every function of the kernel, and of permhost's own
+// additions to it, with its wasm signature, for authors who write the
+// imports by hand (C, Rust without a PDK): each table must be exactly what
+// the host provides.
 func TestKernelDocumented(t *testing.T) {
 	doc, err := os.ReadFile("../docs/abi.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, _ := strings.Cut(string(doc), "### `extism:host/env`")
-	section, _, _ = strings.Cut(section, "\n### ")
-	row := regexp.MustCompile("(?m)^\\| ((?:`[a-z0-9_]+`(?:, )?)+) \\| `(\\([a-z0-9, ]*\\) -> \\(?[a-z0-9]*\\)?)` \\|")
-	documented := map[string]string{}
-	for _, m := range row.FindAllStringSubmatch(section, -1) {
-		for _, name := range strings.Split(m[1], ", ") {
-			documented[strings.Trim(name, "`")] = m[2]
-		}
+	type function struct {
+		name            string
+		params, results []api.ValueType
 	}
-	types := func(ts []api.ValueType) string {
-		names := make([]string, len(ts))
-		for i, v := range ts {
-			names[i] = api.ValueTypeName(v)
-		}
-		return strings.Join(names, ", ")
-	}
-	var provided []string
+	var kernel, hostEnv []function
 	for _, f := range kernelFunctions {
-		provided = append(provided, f.name)
-		want := "(" + types(f.params) + ") -> "
-		if len(f.results) == 1 {
-			want += types(f.results)
-		} else {
-			want += "(" + types(f.results) + ")"
-		}
-		got, ok := documented[f.name]
-		switch {
-		case !ok:
-			t.Errorf("%s is not in docs/abi.md's table of extism:host/env", f.name)
-		case got != want:
-			t.Errorf("%s: docs/abi.md says %s, the host provides %s", f.name, got, want)
-		}
+		kernel = append(kernel, function{f.name, f.params, f.results})
 	}
-	for name := range documented {
-		if !slices.Contains(provided, name) {
-			t.Errorf("docs/abi.md documents %s, which the host does not provide", name)
-		}
+	for _, f := range hostEnvFunctions {
+		hostEnv = append(hostEnv, function{f.name, f.params, f.results})
 	}
-	if len(documented) < 20 {
-		t.Errorf("read only %d rows from docs/abi.md: has the table changed shape?", len(documented))
+	for _, m := range []struct {
+		module  string
+		fns     []function
+		minRows int
+	}{
+		{extismModule, kernel, 20},
+		{hostEnvModule, hostEnv, 2},
+	} {
+		_, section, found := strings.Cut(string(doc), "### `"+m.module+"`")
+		if !found {
+			t.Errorf("docs/abi.md has no section on %s", m.module)
+			continue
+		}
+		section, _, _ = strings.Cut(section, "\n### ")
+		row := regexp.MustCompile("(?m)^\\| ((?:`[a-z0-9_]+`(?:, )?)+) \\| `(\\([a-z0-9, ]*\\) -> \\(?[a-z0-9]*\\)?)` \\|")
+		documented := map[string]string{}
+		for _, r := range row.FindAllStringSubmatch(section, -1) {
+			for _, name := range strings.Split(r[1], ", ") {
+				documented[strings.Trim(name, "`")] = r[2]
+			}
+		}
+		types := func(ts []api.ValueType) string {
+			names := make([]string, len(ts))
+			for i, v := range ts {
+				names[i] = api.ValueTypeName(v)
+			}
+			return strings.Join(names, ", ")
+		}
+		var provided []string
+		for _, f := range m.fns {
+			provided = append(provided, f.name)
+			want := "(" + types(f.params) + ") -> "
+			if len(f.results) == 1 {
+				want += types(f.results)
+			} else {
+				want += "(" + types(f.results) + ")"
+			}
+			got, ok := documented[f.name]
+			switch {
+			case !ok:
+				t.Errorf("%s is not in docs/abi.md's table of %s", f.name, m.module)
+			case got != want:
+				t.Errorf("%s.%s: docs/abi.md says %s, the host provides %s", m.module, f.name, got, want)
+			}
+		}
+		for name := range documented {
+			if !slices.Contains(provided, name) {
+				t.Errorf("docs/abi.md documents %s.%s, which the host does not provide", m.module, name)
+			}
+		}
+		if len(documented) < m.minRows {
+			t.Errorf("read only %d rows from docs/abi.md's %s: has the table changed shape?", len(documented), m.module)
+		}
 	}
 }

@@ -369,6 +369,9 @@ func (p *Plugin) compile(ctx context.Context, wasm []byte, cacheDir string) erro
 	if err := instantiateKernel(ctx, p.rt); err != nil {
 		return p.fail(KindLoad, fmt.Errorf("extism kernel: %w", err))
 	}
+	if err := instantiateHostEnv(ctx, p.rt); err != nil {
+		return p.fail(KindLoad, fmt.Errorf("%s: %w", hostEnvModule, err))
+	}
 	if p.compiled, err = p.compileAbandonable(ctx, instrumented, budget); err != nil {
 		return err
 	}

@@ -34,6 +34,7 @@ const (
 var allowedImportModules = []string{
 	"extism:host/env",
 	"extism:host/user",
+	"permhost:host/env",
 	wasi_snapshot_preview1.ModuleName,
 }
 

@@ -18,4 +18,4 @@ gen abi_missing '{}' not_permhost_abi "$out" ''
 gen abi_traps '{}' permhost_abi 'unreachable' ''
 gen abi_decide_param '{\\"major\\":1,\\"minor\\":0}' permhost_abi "$out" '(param i32)'
 # Plain fixtures.
-for f in constant slow_init input_offset; do wat2wasm --enable-all "$f.wat" -o "$f.wasm"; done
+for f in constant slow_init input_offset host_env; do wat2wasm --enable-all "$f.wat" -o "$f.wasm"; done

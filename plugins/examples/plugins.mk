@@ -40,6 +40,7 @@ RUST_PLUGINS := plan-mode protect-secrets explainer team-rules
 STD_SRC      := $(EXAMPLES)/../std
 RUSTC        ?= /usr/bin/rustc
 RUST_FLAGS   := --edition 2021 --crate-type cdylib --target wasm32-wasi -C opt-level=3 -C lto \
+                -C target-feature=+bulk-memory \
                 -C panic=abort -C codegen-units=1 -C strip=symbols \
                 --remap-path-prefix=$(abspath $(STD_SRC))=plugins/std
 

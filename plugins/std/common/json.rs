@@ -70,7 +70,7 @@ struct P<'a> {
 
 /// b starts with prefix, compared eight bytes at a time (a byte loop is
 /// what memcmp is in wasm).
-fn starts_with(b: &[u8], prefix: &[u8]) -> bool {
+pub fn starts_with(b: &[u8], prefix: &[u8]) -> bool {
     if b.len() < prefix.len() {
         return false;
     }
@@ -115,6 +115,24 @@ pub fn parse_keeping_known(b: &[u8], skip: &[&str], known: Option<&[u8]>) -> Res
         return Err(p.err("after top-level value"));
     }
     Ok(Parsed { value, spans, known_at: p.known_at })
+}
+
+/// The value at b[i] (after any whitespace) read as [parse] reads a value
+/// nested depth deep, and where it ends; with build false it is only
+/// checked (Json::Null).
+pub fn value_at(b: &[u8], i: usize, depth: usize, build: bool) -> Result<(Json, usize), String> {
+    let mut p = P { b, i, build, known: None, known_at: None };
+    p.ws();
+    let v = p.value(depth, None)?;
+    Ok((v, p.i))
+}
+
+/// The string whose opening quote is at b[i], as [parse] reads it, and
+/// where it ends.
+pub fn string_at(b: &[u8], i: usize) -> Result<(String, usize), String> {
+    let mut p = P { b, i, build: true, known: None, known_at: None };
+    let s = p.string()?;
+    Ok((s, p.i))
 }
 
 impl<'a> P<'a> {
@@ -287,28 +305,21 @@ impl<'a> P<'a> {
         // UTF-8 up to the closing quote is the string's bytes as they are.
         let b = self.b;
         let start = self.i + 1;
-        let mut j = start;
-        let mut ascii = true;
-        while j < b.len() {
-            let c = b[j];
-            if c == b'"' {
-                let run = &b[start..j];
+        let (j, ascii) = plain_run(b, start);
+        if b.get(j) == Some(&b'"') {
+            let run = &b[start..j];
+            if ascii {
+                self.i = j + 1;
                 if !self.build {
-                    if ascii || std::str::from_utf8(run).is_ok() {
-                        self.i = j + 1;
-                        return Ok(String::new());
-                    }
-                } else if let Ok(s) = std::str::from_utf8(run) {
-                    self.i = j + 1;
-                    return Ok(s.to_string());
+                    return Ok(String::new());
                 }
-                break;
+                // ASCII is UTF-8.
+                return Ok(unsafe { std::str::from_utf8_unchecked(run) }.to_string());
             }
-            if c == b'\\' || c < 0x20 {
-                break;
+            if let Ok(s) = std::str::from_utf8(run) {
+                self.i = j + 1;
+                return Ok(if self.build { s.to_string() } else { String::new() });
             }
-            ascii &= c < 0x80;
-            j += 1;
         }
         self.string_slow()
     }
@@ -410,6 +421,39 @@ impl<'a> P<'a> {
         }
         Ok(String::from_utf8(out).unwrap_or_default())
     }
+}
+
+/// Where the run of string bytes from i ends (at a quote, a backslash, a
+/// control character or the end of b), and whether the run is ASCII. Eight
+/// bytes at a time: this loop is most of reading a request.
+pub fn plain_run(b: &[u8], mut i: usize) -> (usize, bool) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut ascii = true;
+    while i + 8 <= b.len() {
+        let w = u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+        // A byte is zero in x exactly where the high bit of the result is
+        // set (for bytes below 0x80 of w; non-ASCII words go bytewise).
+        let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+        let special = zero(w ^ (ONES * b'"' as u64)) | zero(w ^ (ONES * b'\\' as u64)) | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
+        if w & HIGH != 0 {
+            ascii = false;
+            break;
+        }
+        if special != 0 {
+            break;
+        }
+        i += 8;
+    }
+    while i < b.len() {
+        let c = b[i];
+        if c == b'"' || c == b'\\' || c < 0x20 {
+            break;
+        }
+        ascii &= c < 0x80;
+        i += 1;
+    }
+    (i, ascii)
 }
 
 fn quote_char(c: u8) -> String {

@@ -23,12 +23,27 @@ struct Rule {
     families: Vec<String>,
     kinds: Vec<String>,
     tools: Vec<String>,
-    commands: Vec<Vec<String>>,
-    into: Vec<Vec<String>>,
+    commands: Vec<Prefix>,
+    into: Vec<Prefix>,
     paths: Vec<String>,
     access: String,
     domains: Vec<String>,
     note: String,
+}
+
+/// A command prefix of a rule, with what matching it needs made once: the
+/// base name of its program.
+#[derive(Clone)]
+struct Prefix {
+    words: Vec<String>,
+    base: String,
+}
+
+impl Prefix {
+    fn new(words: Vec<String>) -> Prefix {
+        let base = path_base(&words[0]).to_string();
+        Prefix { words, base }
+    }
 }
 
 const FAMILIES: &[&str] = &["shell", "edit", "read", "delete", "move", "fetch", "search", "mcp", "switch_mode", "other"];
@@ -132,8 +147,8 @@ fn validate(rr: &RawRule, index: usize) -> Result<Rule, String> {
         }
     }
     r.tools = string_or_list("tool", rr.tool)?;
-    r.commands = command_prefixes("command", rr.command)?;
-    r.into = command_prefixes("piped_into", rr.piped_into)?;
+    r.commands = command_prefixes("command", rr.command)?.into_iter().map(Prefix::new).collect();
+    r.into = command_prefixes("piped_into", rr.piped_into)?.into_iter().map(Prefix::new).collect();
     if !r.into.is_empty() {
         if r.action == "allow" {
             return Err("piped_into is for reject and ask rules: an allow must cover every command on its own".into());
@@ -400,7 +415,7 @@ fn json_message(e: &DecErr) -> String {
 
 fn decide(req: &Request) -> Result<Decision, String> {
     let rules = cached_config(req).map_err(|e| format!("bad config: {}", e))?;
-    let mut c = Call::new(req);
+    let mut c = Call::new(req, &rules);
     for action in ["reject", "ask"] {
         for r in rules.iter() {
             if r.action != action {
@@ -411,9 +426,8 @@ fn decide(req: &Request) -> Result<Decision, String> {
             }
         }
     }
-    let (used, blocker) = c.allowed_by(rules.as_slice());
-    if !used.is_empty() {
-        let refs: Vec<&Rule> = used.iter().collect();
+    let (refs, blocker) = c.allowed_by(rules.as_slice());
+    if !refs.is_empty() {
         if common::narrowest_of_kind(&req.options, "allow_once").is_none() {
             return Ok(abstain(reason("allow", &refs, "would allow, but no allow_once option was offered")));
         }
@@ -464,24 +478,50 @@ struct Call<'a> {
     req: &'a Request,
     kind: String,
     family: String,
-    home: String,
     paths: Vec<Touched>,
     urls: Option<Vec<FoundUrl>>,
-    /// Each rule's expanded globs, by rule index, made on first use: home
-    /// and cwd are the same for every rule of a decision.
-    globs: Vec<Option<Rc<Vec<String>>>>,
-    /// The commands a reject or ask rule's command looks for, made on
-    /// first use.
-    candidates: Option<Vec<Vec<String>>>,
+    /// The command lines of the parsed script (each command's argv, then
+    /// its wrappers), made on first use; argv_at[k] is where command k's
+    /// argv is among them.
+    shell_lines: Option<(Vec<Line>, Vec<usize>)>,
+    /// The command lines found in the command's text, made on first use.
+    rough_lines: Option<Vec<Line>>,
 }
 
 impl<'a> Call<'a> {
-    fn new(req: &'a Request) -> Call<'a> {
+    fn new(req: &'a Request, rules: &Rc<Vec<Rule>>) -> Call<'a> {
         let kind = if req.tool_call.kind.is_empty() { "other".to_string() } else { req.tool_call.kind.clone() };
         let home = if is_abs(&req.session.home) { path_clean(&req.session.home) } else { String::new() };
         let family = family_of(req);
-        let paths = touched_paths(req, &family, &home);
-        Call { req, kind, family, home, paths, urls: None, globs: Vec::new(), candidates: None }
+        let mut paths = touched_paths(req, &family, &home);
+        for t in &mut paths {
+            t.segs = split_ranges(&t.path);
+        }
+        glob_cache_for(rules, home, &req.session.cwd);
+        Call { req, kind, family, paths, urls: None, shell_lines: None, rough_lines: None }
+    }
+
+    /// The lines of the parsed script (see shell_lines).
+    fn shell_lines(&mut self) -> &(Vec<Line>, Vec<usize>) {
+        if self.shell_lines.is_none() {
+            let mut lines = Vec::new();
+            let mut argv_at = Vec::new();
+            if let Some(sh) = &self.req.shell {
+                for cmd in &sh.commands {
+                    argv_at.push(lines.len());
+                    lines.extend(words(cmd).into_iter().map(Line::new));
+                }
+            }
+            self.shell_lines = Some((lines, argv_at));
+        }
+        self.shell_lines.as_ref().unwrap()
+    }
+
+    fn rough_lines(&mut self) -> &Vec<Line> {
+        if self.rough_lines.is_none() {
+            self.rough_lines = Some(rough_commands(&common::command_text(self.req)).into_iter().map(Line::new).collect());
+        }
+        self.rough_lines.as_ref().unwrap()
     }
 
     fn mentioned_urls(&mut self) -> &Vec<FoundUrl> {
@@ -529,24 +569,17 @@ impl<'a> Call<'a> {
         Some(what.join(", "))
     }
 
-    fn command_mentioning(&mut self, prefixes: &[Vec<String>]) -> Option<Vec<String>> {
-        if self.candidates.is_none() {
-            let sh = self.req.shell.as_ref();
-            let mut candidates: Vec<Vec<String>> = Vec::new();
-            if let Some(sh) = sh {
-                for cmd in &sh.commands {
-                    candidates.extend(words(cmd));
-                }
-            }
-            if sh.map(|s| !s.parsed).unwrap_or(true) {
-                candidates.extend(rough_commands(&common::command_text(self.req)));
-            }
-            self.candidates = Some(candidates);
+    fn command_mentioning(&mut self, prefixes: &[Prefix]) -> Option<Vec<String>> {
+        if let Some(l) = self.shell_lines().0.iter().find(|l| l.mentions_any(prefixes)) {
+            return Some(l.argv.clone());
         }
-        self.candidates.as_ref().unwrap().iter().find(|argv| mentions_any(argv, prefixes)).cloned()
+        if self.req.shell.as_ref().map(|s| !s.parsed).unwrap_or(true) {
+            return self.rough_lines().iter().find(|l| l.mentions_any(prefixes)).map(|l| l.argv.clone());
+        }
+        None
     }
 
-    fn piped_into(&self, from: &[Vec<String>], into: &[Vec<String>]) -> Option<(Vec<String>, Vec<String>)> {
+    fn piped_into(&mut self, from: &[Prefix], into: &[Prefix]) -> Option<(Vec<String>, Vec<String>)> {
         let sh = self.req.shell.as_ref();
         let mut placed = sh.map(|s| s.parsed).unwrap_or(false);
         if let Some(sh) = sh {
@@ -556,53 +589,38 @@ impl<'a> Call<'a> {
         }
         if placed {
             let sh = sh.unwrap();
-            for a in &sh.commands {
-                if !mentions_any(&a.argv, from) {
+            let (lines, argv_at) = self.shell_lines();
+            for (i, a) in sh.commands.iter().enumerate() {
+                if !lines[argv_at[i]].mentions_any(from) {
                     continue;
                 }
-                for b in &sh.commands {
-                    if common::feeds(a, b) && mentions_any(&b.argv, into) {
+                for (j, b) in sh.commands.iter().enumerate() {
+                    if common::feeds(a, b) && lines[argv_at[j]].mentions_any(into) {
                         return Some((a.argv.clone(), b.argv.clone()));
                     }
                 }
             }
             return None;
         }
-        let mut candidates: Vec<Vec<String>> = Vec::new();
-        if let Some(sh) = sh {
-            for cmd in &sh.commands {
-                candidates.extend(words(cmd));
-            }
-        }
-        candidates.extend(rough_commands(&common::command_text(self.req)));
-        let (mut a, mut b): (Option<Vec<String>>, Option<Vec<String>>) = (None, None);
-        for argv in candidates {
-            if a.is_none() && mentions_any(&argv, from) {
-                a = Some(argv);
-            } else if b.is_none() && mentions_any(&argv, into) {
-                b = Some(argv);
+        self.shell_lines();
+        self.rough_lines();
+        let lines = self.shell_lines.as_ref().unwrap().0.iter().chain(self.rough_lines.as_ref().unwrap().iter());
+        let (mut a, mut b): (Option<&Line>, Option<&Line>) = (None, None);
+        for l in lines {
+            if a.is_none() && l.mentions_any(from) {
+                a = Some(l);
+            } else if b.is_none() && l.mentions_any(into) {
+                b = Some(l);
             }
         }
         match (a, b) {
-            (Some(a), Some(b)) => Some((a, b)),
+            (Some(a), Some(b)) => Some((a.argv.clone(), b.argv.clone())),
             _ => None,
         }
     }
 
-    fn globs(&mut self, r: &Rule) -> Rc<Vec<String>> {
-        if self.globs.len() <= r.index {
-            self.globs.resize(r.index + 1, None);
-        }
-        if let Some(g) = &self.globs[r.index] {
-            return g.clone();
-        }
-        let mut out = Vec::new();
-        for g in &r.paths {
-            out.extend(expand_glob(g, &self.home, &self.req.session.cwd, r.action == "allow"));
-        }
-        let out = Rc::new(out);
-        self.globs[r.index] = Some(out.clone());
-        out
+    fn globs(&mut self, r: &Rule) -> Rc<Vec<Glob>> {
+        rule_globs(r)
     }
 
     fn path_matching(&mut self, r: &Rule, allow: bool) -> Option<String> {
@@ -654,8 +672,8 @@ impl<'a> Call<'a> {
         true
     }
 
-    fn allowed_by(&mut self, rules: &[Rule]) -> (Vec<Rule>, String) {
-        let mut applying: Vec<&Rule> = Vec::new();
+    fn allowed_by<'r>(&mut self, rules: &'r [Rule]) -> (Vec<&'r Rule>, String) {
+        let mut applying: Vec<&'r Rule> = Vec::new();
         for r in rules {
             if r.action == "allow" && self.applies(r) {
                 applying.push(r);
@@ -671,7 +689,7 @@ impl<'a> Call<'a> {
                 }
                 for r in &applying {
                     if r.commands.is_empty() {
-                        return (vec![(*r).clone()], String::new());
+                        return (vec![*r], String::new());
                     }
                 }
                 return (Vec::new(), String::new());
@@ -684,10 +702,10 @@ impl<'a> Call<'a> {
         if sh.commands.is_empty() {
             return (Vec::new(), "the script has no command".into());
         }
-        let mut used: Vec<Rule> = Vec::new();
-        let use_rule = |r: &Rule, used: &mut Vec<Rule>| {
+        let mut used: Vec<&'r Rule> = Vec::new();
+        let use_rule = |r: &'r Rule, used: &mut Vec<&'r Rule>| {
             if !used.iter().any(|u| u.index == r.index) {
-                used.push(r.clone());
+                used.push(r);
             }
         };
         for cmd in &sh.commands {
@@ -695,7 +713,7 @@ impl<'a> Call<'a> {
             if !b.is_empty() {
                 return (Vec::new(), b);
             }
-            let i = applying.iter().position(|r| r.commands.iter().any(|p| has_prefix(&cmd.argv, p)));
+            let i = applying.iter().position(|r| r.commands.iter().any(|p| has_prefix(&cmd.argv, &p.words)));
             let i = match i {
                 None => return (Vec::new(), uncovered(cmd, rules)),
                 Some(i) => i,
@@ -720,7 +738,7 @@ impl<'a> Call<'a> {
 
 fn uncovered(cmd: &Command, rules: &[Rule]) -> String {
     for r in rules {
-        if r.action == "allow" && r.commands.iter().any(|p| has_prefix(&cmd.argv, p)) {
+        if r.action == "allow" && r.commands.iter().any(|p| has_prefix(&cmd.argv, &p.words)) {
             return format!("{}: rules[{}] (allow) does not apply to this call (its kind, tool, paths or domains)", quoted(&cmd.argv.join(" ")), r.index);
         }
     }
@@ -749,8 +767,46 @@ fn words(cmd: &Command) -> Vec<Vec<String>> {
     out
 }
 
-fn mentions_any(argv: &[String], prefixes: &[Vec<String>]) -> bool {
-    prefixes.iter().any(|p| mentions(argv, p))
+/// A command line as rules look for a program in it: each word as
+/// same_program compares it, made once per decision.
+struct Line {
+    argv: Vec<String>,
+    /// Per word: where it starts without its leading backslashes, its
+    /// base name, and whether it is a pattern in the program's place.
+    words: Vec<(usize, String, bool)>,
+}
+
+impl Line {
+    fn new(argv: Vec<String>) -> Line {
+        let words = argv
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let wild = i == 0 && w.bytes().any(|c| matches!(c, b'$' | b'`' | b'*' | b'?' | b'['));
+                let trimmed = w.trim_start_matches('\\');
+                (w.len() - trimmed.len(), path_base(trimmed).to_string(), wild)
+            })
+            .collect();
+        Line { argv, words }
+    }
+
+    fn mentions_any(&self, prefixes: &[Prefix]) -> bool {
+        prefixes.iter().any(|p| self.mentions(p))
+    }
+
+    /// Whether the line runs p's program, anywhere in it, with p's
+    /// arguments after it (same_program and contains_args).
+    fn mentions(&self, p: &Prefix) -> bool {
+        for (i, (trim, base, wild)) in self.words.iter().enumerate() {
+            if !(*wild || self.argv[i][*trim..] == p.words[0] || *base == p.base) {
+                continue;
+            }
+            if contains_args(&self.argv[i + 1..], &p.words[1..]) {
+                return true;
+            }
+        }
+        false
+    }
 }
 
 // ---- command.go ----
@@ -778,28 +834,6 @@ fn allow_blocker(c: &Command) -> String {
 
 fn has_prefix(argv: &[String], prefix: &[String]) -> bool {
     argv.len() >= prefix.len() && prefix.iter().zip(argv).all(|(p, a)| p == a)
-}
-
-fn mentions(argv: &[String], rule: &[String]) -> bool {
-    let want_base = path_base(&rule[0]);
-    for (i, w) in argv.iter().enumerate() {
-        if !same_program(w, &rule[0], want_base, i == 0) {
-            continue;
-        }
-        if contains_args(&argv[i + 1..], &rule[1..]) {
-            return true;
-        }
-    }
-    false
-}
-
-/// want_base is path_base(want), made once per rule.
-fn same_program(word: &str, want: &str, want_base: &str, program_position: bool) -> bool {
-    if program_position && word.bytes().any(|c| matches!(c, b'$' | b'`' | b'*' | b'?' | b'[')) {
-        return true;
-    }
-    let word = word.trim_start_matches('\\');
-    word == want || path_base(word) == want_base
 }
 
 fn contains_args(args: &[String], want: &[String]) -> bool {
@@ -872,14 +906,106 @@ fn expand_glob(g: &str, home: &str, cwd: &str, allow: bool) -> Vec<String> {
     vec![format!("**/{}", path_clean(g))]
 }
 
-fn glob_match(glob: &str, name: &str) -> bool {
-    let gs = split_path(glob);
-    let ns = split_path(name);
-    let floating = !gs.is_empty() && gs[0] == "**";
-    if is_abs(glob) != is_abs(name) && !floating {
-        return false;
+/// A rule's path glob, expanded for a session's home and cwd and split
+/// into segments, with what matching needs known once.
+struct Glob {
+    abs: bool,
+    /// Its first segment is "**": it matches relative names too.
+    floating: bool,
+    segs: Vec<String>,
+    /// Per segment: no pattern character, so it matches only itself.
+    literal: Vec<bool>,
+    /// How many segments are "**".
+    stars: usize,
+}
+
+impl Glob {
+    fn new(g: &str) -> Glob {
+        let segs: Vec<String> = split_path(g).into_iter().map(String::from).collect();
+        let literal = segs.iter().map(|s| !s.bytes().any(|c| matches!(c, b'*' | b'?' | b'[' | b'\\'))).collect();
+        let stars = segs.iter().filter(|s| *s == "**").count();
+        Glob { abs: is_abs(g), floating: segs.first().map(|s| s == "**").unwrap_or(false), segs, literal, stars }
     }
-    seg_match(&gs, &ns)
+
+    fn seg(&self, i: usize, name: &str) -> bool {
+        if self.literal[i] {
+            self.segs[i] == name
+        } else {
+            matches!(path_match(&self.segs[i], name), Ok(true))
+        }
+    }
+
+    /// Whether the glob matches t's path: seg_match, with the shapes
+    /// rules mostly have (no "**", or one at either end) matched without
+    /// its table.
+    fn matches(&self, t: &Touched) -> bool {
+        if self.abs != is_abs(&t.path) && !self.floating {
+            return false;
+        }
+        let n = t.segs.len();
+        let name = |j: usize| &t.path[t.segs[j].0..t.segs[j].1];
+        let g = self.segs.len();
+        match self.stars {
+            0 => n == g && (0..g).all(|i| self.seg(i, name(i))),
+            1 if self.segs[g - 1] == "**" => n + 1 >= g && (0..g - 1).all(|i| self.seg(i, name(i))),
+            1 if self.floating => n + 1 >= g && (1..g).all(|i| self.seg(i, name(n + i + 1 - g))),
+            _ => {
+                let ns: Vec<&str> = (0..n).map(name).collect();
+                let gs: Vec<&str> = self.segs.iter().map(|s| s.as_str()).collect();
+                seg_match(&gs, &ns)
+            }
+        }
+    }
+}
+
+/// Each rule's globs for one home and cwd, made on first use and kept
+/// across decisions (an instance's sessions rarely change either), for one
+/// set of rules.
+struct GlobCache {
+    rules: Rc<Vec<Rule>>,
+    home: String,
+    cwd: String,
+    by_rule: Vec<Option<Rc<Vec<Glob>>>>,
+}
+
+static mut GLOBS: Option<GlobCache> = None;
+
+/// Makes the glob cache the one of rules, home and cwd.
+fn glob_cache_for(rules: &Rc<Vec<Rule>>, home: String, cwd: &str) {
+    // One thread: the module is single-threaded wasm, and nothing else
+    // touches GLOBS.
+    unsafe {
+        let cache = &mut *std::ptr::addr_of_mut!(GLOBS);
+        if let Some(c) = cache {
+            if Rc::ptr_eq(&c.rules, rules) && c.home == home && c.cwd == cwd {
+                return;
+            }
+        }
+        *cache = None;
+        *cache = common::arena::persistent(|| Some(GlobCache { rules: rules.clone(), home: home.clone(), cwd: cwd.to_string(), by_rule: Vec::new() }));
+    }
+}
+
+/// r's globs, expanded (expand_glob) for the cache's home and cwd.
+fn rule_globs(r: &Rule) -> Rc<Vec<Glob>> {
+    unsafe {
+        let c = (*std::ptr::addr_of_mut!(GLOBS)).as_mut().expect("glob_cache_for first");
+        if let Some(Some(g)) = c.by_rule.get(r.index) {
+            return g.clone();
+        }
+        common::arena::persistent(|| {
+            let mut out = Vec::new();
+            for g in &r.paths {
+                out.extend(expand_glob(g, &c.home, &c.cwd, r.action == "allow").iter().map(|s| Glob::new(s)));
+            }
+            let out = Rc::new(out);
+            if c.by_rule.len() <= r.index {
+                c.by_rule.resize(r.index + 1, None);
+            }
+            c.by_rule[r.index] = Some(out.clone());
+            out
+        })
+    }
 }
 
 fn split_path(p: &str) -> Vec<&str> {
@@ -888,6 +1014,31 @@ fn split_path(p: &str) -> Vec<&str> {
         return Vec::new();
     }
     p.split('/').collect()
+}
+
+/// split_path, as the ranges of the segments in p.
+fn split_ranges(p: &str) -> Vec<(usize, usize)> {
+    let b = p.as_bytes();
+    let (mut start, mut end) = (0, b.len());
+    while start < end && b[start] == b'/' {
+        start += 1;
+    }
+    while end > start && b[end - 1] == b'/' {
+        end -= 1;
+    }
+    let mut out = Vec::new();
+    if start == end {
+        return out;
+    }
+    let mut seg = start;
+    for i in start..end {
+        if b[i] == b'/' {
+            out.push((seg, i));
+            seg = i + 1;
+        }
+    }
+    out.push((seg, end));
+    out
 }
 
 fn seg_match(gs: &[&str], ns: &[&str]) -> bool {
@@ -919,6 +1070,8 @@ struct Touched {
     access: String,
     known: bool,
     anywhere: bool,
+    /// The path's segments (split_path), set by Call::new.
+    segs: Vec<(usize, usize)>,
 }
 
 fn touched_paths(req: &Request, family: &str, home: &str) -> Vec<Touched> {
@@ -976,7 +1129,7 @@ fn is_digits(s: &str) -> bool {
 }
 
 fn resolve(p: &str, home: &str, cwd: &str) -> Touched {
-    if p.is_empty() || p.contains(|c| "$`*?[{".contains(c)) {
+    if p.is_empty() || p.bytes().any(|c| matches!(c, b'$' | b'`' | b'*' | b'?' | b'[' | b'{')) {
         return Touched { path: p.to_string(), anywhere: true, ..Default::default() };
     }
     if p == "~" || p.starts_with("~/") {
@@ -997,7 +1150,7 @@ fn resolve(p: &str, home: &str, cwd: &str) -> Touched {
     Touched { path: p.to_string(), anywhere: true, ..Default::default() }
 }
 
-fn path_matches(t: &Touched, globs: &[String], access: &str, allow: bool) -> bool {
+fn path_matches(t: &Touched, globs: &[Glob], access: &str, allow: bool) -> bool {
     if allow && !t.known {
         return false;
     }
@@ -1005,7 +1158,7 @@ fn path_matches(t: &Touched, globs: &[String], access: &str, allow: bool) -> boo
         return access_matches(&t.access, access, allow);
     }
     for g in globs {
-        if glob_match(g, &t.path) {
+        if g.matches(t) {
             return access_matches(&t.access, access, allow);
         }
     }

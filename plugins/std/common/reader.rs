@@ -1,0 +1,374 @@
+// The request as the host writes it, read straight into a Request: no
+// tree, no key strings, each kept string made once. It is only a fast
+// path: anything it does not expect (a member of another type, a repeated
+// member it reads, an escaped key, invalid JSON) makes it say "not me"
+// (None), and parse_request's tree reader decides, errors included. So
+// whatever it accepts, it reads as the tree reader would.
+
+use super::json::{self, Json};
+use super::{Action, Command, Opt, PathEntry, Redirect, Request, Shell};
+
+/// None: not for this reader.
+type F<T> = Option<T>;
+
+/// What read found beside the request: the config member's bytes, and
+/// whether they were the known config's, recognised without reading.
+pub struct Found {
+    pub config: Option<(usize, usize)>,
+    pub known: bool,
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    i: usize,
+    known: Option<&'a [u8]>,
+}
+
+pub fn read<'a>(b: &'a [u8], known: Option<&'a [u8]>) -> F<(Request, Found)> {
+    // As parse_keeping_known: only a value that ends where it closes is
+    // recognised by its prefix.
+    let known = known.filter(|k| matches!(k.first(), Some(b'{') | Some(b'[') | Some(b'"')));
+    let mut r = Reader { b, i: 0, known };
+    let mut req = Request::default();
+    let mut found = Found { config: None, known: false };
+    r.object(0, |r, key, depth| {
+        match key {
+            b"session" => r.nullable(|r| {
+                r.object(depth + 1, |r, key, _| {
+                    match key {
+                        b"cwd" => req.session.cwd = r.string()?,
+                        b"mode" => req.session.mode = r.string()?,
+                        b"home" => req.session.home = r.string()?,
+                        _ => return r.skip(depth + 2),
+                    }
+                    Some(())
+                })
+            }),
+            b"toolCall" => r.nullable(|r| {
+                r.object(depth + 1, |r, key, depth| {
+                    let t = &mut req.tool_call;
+                    match key {
+                        b"title" => t.title = r.string()?,
+                        b"kind" => t.kind = r.string()?,
+                        b"toolName" => t.tool_name = r.string()?,
+                        b"rawInput" => t.raw_input = Some(r.json(depth + 1)?),
+                        b"content" => t.content = Some(r.json(depth + 1)?),
+                        b"locations" => {
+                            t.locations = r.list(depth + 1, |r, depth| {
+                                let mut path = String::new();
+                                r.object(depth, |r, key, depth| match key {
+                                    b"path" => {
+                                        path = r.string()?;
+                                        Some(())
+                                    }
+                                    _ => r.skip(depth + 1),
+                                })?;
+                                Some(path)
+                            })?
+                        }
+                        _ => return r.skip(depth + 1),
+                    }
+                    Some(())
+                })
+            }),
+            b"action" => {
+                if r.null() {
+                    req.action = None;
+                    return Some(());
+                }
+                let mut a = Action::default();
+                r.object(depth + 1, |r, key, depth| {
+                    match key {
+                        b"family" => a.family = r.string()?,
+                        b"command" => a.command = r.string()?,
+                        b"cwd" => a.cwd = r.string()?,
+                        b"paths" => a.paths = r.strings()?,
+                        b"urls" => a.urls = r.strings()?,
+                        _ => return r.skip(depth + 1),
+                    }
+                    Some(())
+                })?;
+                req.action = Some(a);
+                Some(())
+            }
+            b"options" => {
+                req.options = r.list(depth + 1, |r, depth| {
+                    let mut o = Opt::default();
+                    r.object(depth, |r, key, depth| {
+                        match key {
+                            b"optionId" => o.option_id = r.string()?,
+                            b"kind" => o.kind = r.string()?,
+                            b"durable" => o.durable = r.boolean()?,
+                            b"changes" => {
+                                o.changes = None;
+                                if !r.null() {
+                                    let mut known = false;
+                                    r.object(depth + 1, |r, key, depth| match key {
+                                        b"known" => {
+                                            known = r.boolean()?;
+                                            Some(())
+                                        }
+                                        _ => r.skip(depth + 1),
+                                    })?;
+                                    o.changes = Some(known);
+                                }
+                            }
+                            _ => return r.skip(depth + 1),
+                        }
+                        Some(())
+                    })?;
+                    Some(o)
+                })?;
+                Some(())
+            }
+            b"shell" => {
+                if r.null() {
+                    req.shell = None;
+                    return Some(());
+                }
+                let mut sh = Shell::default();
+                r.object(depth + 1, |r, key, depth| {
+                    match key {
+                        b"source" => sh.source = r.string()?,
+                        b"parsed" => sh.parsed = r.boolean()?,
+                        b"reason" => sh.reason = r.string()?,
+                        b"commands" => sh.commands = r.list(depth + 1, |r, depth| r.command(depth))?,
+                        _ => return r.skip(depth + 1),
+                    }
+                    Some(())
+                })?;
+                req.shell = Some(sh);
+                Some(())
+            }
+            b"paths" => {
+                req.paths = r.list(depth + 1, |r, depth| {
+                    let mut p = PathEntry::default();
+                    r.object(depth, |r, key, depth| {
+                        match key {
+                            b"path" => p.path = r.string()?,
+                            b"resolved" => p.resolved = r.string()?,
+                            b"access" => p.access = r.string()?,
+                            b"insideCwd" => p.inside_cwd = r.boolean()?,
+                            _ => return r.skip(depth + 1),
+                        }
+                        Some(())
+                    })?;
+                    Some(p)
+                })?;
+                Some(())
+            }
+            b"config" => {
+                let start = r.i;
+                match r.known {
+                    Some(k) if json::starts_with(&r.b[r.i..], k) => {
+                        r.i += k.len();
+                        found.known = true;
+                    }
+                    _ => {
+                        r.skip(depth + 1)?;
+                        found.known = false;
+                    }
+                }
+                found.config = Some((start, r.i));
+                Some(())
+            }
+            _ => r.skip(depth + 1),
+        }
+    })?;
+    r.ws();
+    if r.i != b.len() {
+        return None;
+    }
+    Some((req, found))
+}
+
+impl<'a> Reader<'a> {
+    fn ws(&mut self) {
+        while matches!(self.b.get(self.i), Some(b' ') | Some(b'\t') | Some(b'\n') | Some(b'\r')) {
+            self.i += 1
+        }
+    }
+    fn eat(&mut self, c: u8) -> bool {
+        self.ws();
+        if self.b.get(self.i) == Some(&c) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn word(&mut self, w: &[u8]) -> bool {
+        self.ws();
+        if self.b[self.i.min(self.b.len())..].starts_with(w) && !matches!(self.b.get(self.i + w.len()), Some(c) if c.is_ascii_alphanumeric()) {
+            self.i += w.len();
+            true
+        } else {
+            false
+        }
+    }
+    fn null(&mut self) -> bool {
+        self.word(b"null")
+    }
+    /// An object, or null for nothing.
+    fn nullable(&mut self, f: impl FnOnce(&mut Self) -> F<()>) -> F<()> {
+        if self.null() {
+            return Some(());
+        }
+        f(self)
+    }
+    /// The members of the object here, depth deep, each given to f with
+    /// its key, to read its value. A key f reads twice is not for this
+    /// reader (the tree reader keeps the last; f would have kept both).
+    fn object(&mut self, depth: usize, mut f: impl FnMut(&mut Self, &'a [u8], usize) -> F<()>) -> F<()> {
+        if depth > 10000 || !self.eat(b'{') {
+            return None;
+        }
+        if self.eat(b'}') {
+            return Some(());
+        }
+        let mut seen: Vec<&'a [u8]> = Vec::new();
+        loop {
+            self.ws();
+            if self.b.get(self.i) != Some(&b'"') {
+                return None;
+            }
+            let (end, ascii) = json::plain_run(self.b, self.i + 1);
+            if self.b.get(end) != Some(&b'"') || !ascii {
+                return None;
+            }
+            let key = &self.b[self.i + 1..end];
+            self.i = end + 1;
+            if seen.contains(&key) {
+                return None;
+            }
+            seen.push(key);
+            if !self.eat(b':') {
+                return None;
+            }
+            self.ws();
+            f(self, key, depth)?;
+            if self.eat(b',') {
+                continue;
+            }
+            if self.eat(b'}') {
+                return Some(());
+            }
+            return None;
+        }
+    }
+    /// The elements of the array here (null: none), each read by f; an
+    /// element null is T's default, as an absent object.
+    fn list<T: Default>(&mut self, depth: usize, mut f: impl FnMut(&mut Self, usize) -> F<T>) -> F<Vec<T>> {
+        let mut out = Vec::new();
+        if self.null() {
+            return Some(out);
+        }
+        if depth > 10000 || !self.eat(b'[') {
+            return None;
+        }
+        if self.eat(b']') {
+            return Some(out);
+        }
+        loop {
+            if self.null() {
+                out.push(T::default());
+            } else {
+                out.push(f(self, depth + 1)?);
+            }
+            if self.eat(b',') {
+                continue;
+            }
+            if self.eat(b']') {
+                return Some(out);
+            }
+            return None;
+        }
+    }
+    fn skip(&mut self, depth: usize) -> F<()> {
+        let (_, end) = json::value_at(self.b, self.i, depth, false).ok()?;
+        self.i = end;
+        Some(())
+    }
+    fn json(&mut self, depth: usize) -> F<Json> {
+        let (v, end) = json::value_at(self.b, self.i, depth, true).ok()?;
+        self.i = end;
+        Some(v)
+    }
+    fn string(&mut self) -> F<String> {
+        self.ws();
+        match self.b.get(self.i) {
+            Some(b'"') => {
+                let (s, end) = json::string_at(self.b, self.i).ok()?;
+                self.i = end;
+                Some(s)
+            }
+            _ if self.null() => Some(String::new()),
+            _ => None,
+        }
+    }
+    fn boolean(&mut self) -> F<bool> {
+        if self.word(b"true") {
+            Some(true)
+        } else if self.word(b"false") || self.null() {
+            Some(false)
+        } else {
+            None
+        }
+    }
+    fn int(&mut self, depth: usize) -> F<i64> {
+        if self.null() {
+            return Some(0);
+        }
+        match self.json(depth)? {
+            Json::Num(n) => n.parse::<i64>().ok(),
+            _ => None,
+        }
+    }
+    fn strings(&mut self) -> F<Vec<String>> {
+        self.list(0, |r, _| r.string())
+    }
+    fn command(&mut self, depth: usize) -> F<Command> {
+        let mut c = Command::default();
+        self.object(depth, |r, key, depth| {
+            match key {
+                b"argv" => c.argv = r.strings()?,
+                b"wrappers" => c.wrappers = r.strings()?,
+                b"dynamic" => c.dynamic = r.boolean()?,
+                b"pipeline" => c.pipeline = r.int(depth + 1)?,
+                b"stage" => c.stage = r.int(depth + 1)?,
+                b"assignments" => {
+                    c.assignments = r.list(depth + 1, |r, depth| {
+                        let (mut name, mut value) = (String::new(), String::new());
+                        r.object(depth, |r, key, depth| {
+                            match key {
+                                b"name" => name = r.string()?,
+                                b"value" => value = r.string()?,
+                                _ => return r.skip(depth + 1),
+                            }
+                            Some(())
+                        })?;
+                        Some((name, value))
+                    })?
+                }
+                b"redirects" => {
+                    c.redirects = r.list(depth + 1, |r, depth| {
+                        let mut rd = Redirect::default();
+                        r.object(depth, |r, key, depth| {
+                            match key {
+                                b"op" => rd.op = r.string()?,
+                                b"target" => rd.target = r.string()?,
+                                b"write" => rd.write = r.boolean()?,
+                                _ => return r.skip(depth + 1),
+                            }
+                            Some(())
+                        })?;
+                        Some(rd)
+                    })?
+                }
+                _ => return r.skip(depth + 1),
+            }
+            Some(())
+        })?;
+        Some(c)
+    }
+}
