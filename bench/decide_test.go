@@ -96,9 +96,16 @@ const teamRulesConfig = `{"rules":[
 
 func load(tb testing.TB, path string, config string, pool int) *host.Plugin {
 	tb.Helper()
+	return loadWith(tb, path, config, pool, false)
+}
+
+// loadWith is load, of a trusted module (host.Options.Trusted) when
+// trusted.
+func loadWith(tb testing.TB, path string, config string, pool int, trusted bool) *host.Plugin {
+	tb.Helper()
 	ctx := context.Background()
 	opts := host.Options{Path: path, CacheDir: cacheDir(tb), PoolSize: pool,
-		Limits: sandbox.Limits{Timeout: deadline}}
+		Limits: sandbox.Limits{Timeout: deadline}, Trusted: trusted}
 	if config != "" {
 		opts.Config = json.RawMessage(config)
 	}

@@ -42,24 +42,34 @@ const teamRules20 = `{"rules":[
  {"action":"allow","family":"shell","command":[["make","test"],["make","build"]],"reason":"the build"}]}`
 
 // BenchmarkTeamRules20 is one warm team-rules decision with a 20-rule set
-// (allow `npm test`): std is the standard plugin (Rust), go its Go
-// reference, and constant the constant plugin on the same request, the
-// floor a plugin cannot go under (the host and wazero's call), measured in
-// the same run.
+// (allow `npm test`): std is the standard plugin (Rust) as the proxy runs
+// it (a trusted module, on the caller's goroutine: host.Options.Trusted),
+// std-handoff the same module on its instance's goroutine (as any other
+// plugin runs), go its Go reference (untrusted), and constant the constant
+// plugin on the same request, untrusted and trusted: the floors a plugin
+// cannot go under (the host and wazero's call), measured in the same run.
 func BenchmarkTeamRules20(b *testing.B) {
 	req := request1K(b)
-	b.Run("constant", func(b *testing.B) {
-		p := load(b, fixture(b, "good"), "", 1)
-		ctx := context.Background()
-		for b.Loop() {
-			if _, err := p.Decide(ctx, req); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	for _, c := range []struct{ name, module string }{{"std", "team-rules"}, {"go", filepath.Join("go", "team-rules")}} {
+	for _, c := range []struct {
+		name    string
+		trusted bool
+	}{{"constant", false}, {"constant-trusted", true}} {
 		b.Run(c.name, func(b *testing.B) {
-			p := load(b, examplePlugin(b, c.module), teamRules20, 1)
+			p := loadWith(b, fixture(b, "good"), "", 1, c.trusted)
+			ctx := context.Background()
+			for b.Loop() {
+				if _, err := p.Decide(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	for _, c := range []struct {
+		name, module string
+		trusted      bool
+	}{{"std", "team-rules", true}, {"std-handoff", "team-rules", false}, {"go", filepath.Join("go", "team-rules"), false}} {
+		b.Run(c.name, func(b *testing.B) {
+			p := loadWith(b, examplePlugin(b, c.module), teamRules20, 1, c.trusted)
 			ctx := context.Background()
 			d, err := p.Decide(ctx, req)
 			if err != nil || d.Outcome != abi.OutcomeAllow {

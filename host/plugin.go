@@ -60,6 +60,16 @@ type Options struct {
 	// Logger optionally receives the plugin's logs (at debug level) and
 	// the host's notes about it (cache repairs).
 	Logger *slog.Logger
+	// Trusted says the module is the embedder's own code (permhost's
+	// standard plugins): its calls run on the caller's goroutine. A call
+	// still stops at its deadline (the instrumented guest checks it, and
+	// so does every host function that works in proportion to its
+	// arguments), but a guest inside one such function or inside wazero
+	// is waited for; an untrusted module runs on its instance's own
+	// goroutine, so that the caller gets the fallback at the deadline
+	// whatever the guest is doing, which costs two goroutine wake-ups per
+	// call (RATIONALE.md, "Trusted modules on the caller's goroutine").
+	Trusted bool
 }
 
 // Plugin is a loaded plugin. Its methods are safe for concurrent use.
@@ -100,8 +110,8 @@ type Plugin struct {
 	filling bool           // the filler goroutine runs
 	// onCallersGoroutine runs guests on the caller's goroutine, without the
 	// hard deadline (a guest stuck in a host function or in wazero delays
-	// the caller); only benchmarks set it, to measure what the hand-off
-	// costs (see RATIONALE.md).
+	// the caller): Options.Trusted, and benchmarks that measure what the
+	// hand-off costs (see RATIONALE.md).
 	onCallersGoroutine bool
 	// noWarmup is set once the plugin failed its warm-up call.
 	noWarmup atomic.Bool
@@ -193,7 +203,8 @@ func newPlugin(opts Options) (*Plugin, []byte, error) {
 			name = strings.TrimSuffix(filepath.Base(opts.Path), ".wasm")
 		}
 	}
-	p := &Plugin{name: name, busy: map[*instance]struct{}{}, released: make(chan struct{}), logger: opts.Logger}
+	p := &Plugin{name: name, busy: map[*instance]struct{}{}, released: make(chan struct{}), logger: opts.Logger,
+		onCallersGoroutine: opts.Trusted}
 	bad := func(format string, args ...any) error {
 		return p.fail(KindLoad, fmt.Errorf("%w: %s", ErrBadOptions, fmt.Sprintf(format, args...)))
 	}

@@ -23,5 +23,7 @@ func (e *Engine) loadPlugin(ctx context.Context, s *source, pc config.Plugin) (l
 	return loadAs(ctx, host.Options{
 		Name: pc.Name, Path: path, Wasm: wasm, SHA256: pc.SHA256, Config: pc.Config,
 		Limits: pc.SandboxLimits(), CacheDir: e.cacheDir, Logger: e.log,
+		// The standard plugins are permhost's own code, embedded.
+		Trusted: pc.Std != "" && pc.Wasm == nil,
 	}, isolationOf(s, pc))
 }

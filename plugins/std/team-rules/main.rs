@@ -867,14 +867,30 @@ fn is_short_cluster(s: &str) -> bool {
 }
 
 fn rough_commands(src: &str) -> Vec<Vec<String>> {
-    let src = src.replace("$(", "(");
+    // Byte by byte: every separator and dropped character is ASCII, so
+    // what is kept of a piece stays UTF-8. Dropping "$" before "(" and
+    // splitting at "(" is splitting at "$(" as the "(" it was replaced with.
+    let b = src.as_bytes();
     let mut out = Vec::new();
-    for piece in src.split(|c: char| ";&|()<>{}`\n\r".contains(c)).filter(|p| !p.is_empty()) {
-        let piece: String = piece.chars().filter(|&c| c != '"' && c != '\'' && c != '\\').collect();
-        let w = fields(&piece);
-        if !w.is_empty() {
-            out.push(w.iter().map(|s| s.to_string()).collect());
+    let mut piece: Vec<u8> = Vec::new();
+    let mut i = 0;
+    while i <= b.len() {
+        let sep = i == b.len() || matches!(b[i], b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>' | b'{' | b'}' | b'`' | b'\n' | b'\r') || b[i] == b'$' && b.get(i + 1) == Some(&b'(');
+        if sep {
+            if !piece.is_empty() {
+                let w = fields(std::str::from_utf8(&piece).unwrap_or_default());
+                if !w.is_empty() {
+                    out.push(w.iter().map(|s| s.to_string()).collect());
+                }
+                piece.clear();
+            }
+            if i < b.len() && b[i] == b'$' {
+                i += 1; // the "(" after it
+            }
+        } else if !matches!(b[i], b'"' | b'\'' | b'\\') {
+            piece.push(b[i]);
         }
+        i += 1;
     }
     out
 }
@@ -936,8 +952,7 @@ impl Glob {
     }
 
     /// Whether the glob matches t's path: seg_match, with the shapes
-    /// rules mostly have (no "**", or one at either end) matched without
-    /// its table.
+    /// rules mostly have (no "**", or one) matched without its table.
     fn matches(&self, t: &Touched) -> bool {
         if self.abs != is_abs(&t.path) && !self.floating {
             return false;
@@ -947,8 +962,13 @@ impl Glob {
         let g = self.segs.len();
         match self.stars {
             0 => n == g && (0..g).all(|i| self.seg(i, name(i))),
-            1 if self.segs[g - 1] == "**" => n + 1 >= g && (0..g - 1).all(|i| self.seg(i, name(i))),
-            1 if self.floating => n + 1 >= g && (1..g).all(|i| self.seg(i, name(n + i + 1 - g))),
+            1 => {
+                // prefix ** suffix: the prefix matches the first segments,
+                // the suffix the last, and ** whatever lies between.
+                let star = self.segs.iter().position(|s| s == "**").unwrap_or(0);
+                let after = g - star - 1;
+                n >= star + after && (0..star).all(|i| self.seg(i, name(i))) && (0..after).all(|k| self.seg(star + 1 + k, name(n - after + k)))
+            }
             _ => {
                 let ns: Vec<&str> = (0..n).map(name).collect();
                 let gs: Vec<&str> = self.segs.iter().map(|s| s.as_str()).collect();
