@@ -13,6 +13,7 @@ func init() {
 	hostlink.CallEncoded = func(ctx context.Context, plugin any, input []byte, options []abi.Option) any {
 		return plugin.(*Plugin).callInput(ctx, input, options)
 	}
+	hostlink.OnCallersGoroutine = func(plugin any) { plugin.(*Plugin).onCallersGoroutine = true }
 }
 
 // callInput is Call on a request already encoded by appendRequest: input

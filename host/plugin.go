@@ -100,8 +100,9 @@ type Plugin struct {
 	filling bool           // the filler goroutine runs
 	// onCallersGoroutine runs guests on the caller's goroutine, without the
 	// hard deadline (a guest stuck in a host function or in wazero delays
-	// the caller); only benchmarks set it, to measure what the hand-off
-	// costs (see RATIONALE.md).
+	// the caller). Benchmarks set it, to measure what the hand-off costs,
+	// and the process wall's child (hostlink.OnCallersGoroutine), whose
+	// parent enforces the hard deadline itself (see RATIONALE.md).
 	onCallersGoroutine bool
 	// noWarmup is set once the plugin failed its warm-up call.
 	noWarmup atomic.Bool

@@ -85,6 +85,13 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, errOut io.Writer) i
 		return 0
 	}
 	s.plugin = p
+	// The guest runs on the goroutine that read its request, not handed to
+	// the instance's own goroutine and back (two goroutine wake-ups per
+	// call): the hard deadline that hand-off gives a caller in process is
+	// the parent's here, which answers at the deadline and kills a child
+	// still silent after its grace. The guest's own deadline checks
+	// (sandbox.Watch) are unchanged.
+	hostlink.OnCallersGoroutine(p)
 	ready, err := marshal(readyMsg{Name: p.Name(), SHA256: p.SHA256(), ABI: p.ABI(), Info: p.Info(), Limits: p.Limits(), ConfigProblems: p.ConfigProblems()})
 	if err == nil {
 		err = s.send(frameReady, 0, ready)
