@@ -354,3 +354,62 @@ func TestOptions(t *testing.T) {
 	var he *host.Error
 	require.True(t, errors.As(err, &he))
 }
+
+// TestCallerReadsItsOwnAnswer: alone in flight, a call's caller reads the
+// child's answers itself (no reader goroutine hands it over); it answers
+// the other calls it meets on the way; when it goes (cancelled here) with
+// calls left, the background reader takes over; with none left, nobody
+// reads until the next call.
+func TestCallerReadsItsOwnAnswer(t *testing.T) {
+	p := startWorker(t, host.Options{Path: fixture(t, "echo"), Limits: sandbox.Limits{Timeout: time.Minute}})
+	c := p.cur
+	role := func() readerRole {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.reader
+	}
+	require.Equal(t, readerNone, role())
+	r := p.Call(context.Background(), request("r1", "plain"))
+	require.NoError(t, r.Err)
+	assert.Equal(t, "r1", r.Decision.Reason)
+	assert.Equal(t, readerNone, role(), "the caller gave the reading back")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	spinning := make(chan host.Result)
+	go func() { spinning <- p.Call(ctx, request("r2", "SPIN!")) }()
+	eventually(t, "the spinning call reading", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.calls) == 1 && c.reader == readerCaller
+	})
+	// Answered through the spinning call's caller, which reads.
+	r = p.Call(context.Background(), request("r3", "plain"))
+	require.NoError(t, r.Err)
+	assert.Equal(t, "r3", r.Decision.Reason)
+	assert.Equal(t, readerCaller, role())
+
+	// A call waiting while the reading caller goes: the background reader
+	// reads its answer.
+	waiting := make(chan host.Result)
+	go func() { waiting <- p.Call(context.Background(), request("r4", "SPIN!")) }()
+	eventually(t, "two calls in flight", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.calls) == 2
+	})
+	cancel()
+	r = <-spinning
+	assert.Equal(t, host.KindCancelled, host.KindOf(r.Err), "%v", r.Err)
+	assert.Equal(t, readerBackground, role())
+	r = p.Call(context.Background(), request("r5", "plain"))
+	require.NoError(t, r.Err)
+	assert.Equal(t, "r5", r.Decision.Reason)
+	select {
+	case r := <-waiting:
+		t.Fatalf("the spinning call ended: %+v", r)
+	default:
+	}
+	require.NoError(t, p.Close(context.Background()))
+	r = <-waiting
+	assert.ErrorIs(t, r.Err, host.ErrClosed)
+}
