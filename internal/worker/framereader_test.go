@@ -45,7 +45,7 @@ func TestFrameReaderResumes(t *testing.T) {
 	big := appendFrame(nil, frameAnswer, 8, bytes.Repeat([]byte("x"), 100))
 	c := appendFrame(nil, frameLogs, 9, nil)
 	s := &scripted{steps: []any{
-		a[:5], cut, a[5:headerSize+2], cut, cut, a[headerSize+2:],
+		a[:5], cut, a[5 : headerSize+2], cut, cut, a[headerSize+2:],
 		big[:headerSize+10], cut, big[headerSize+10 : headerSize+60], cut, big[headerSize+60:],
 		c[:3], cut, c[3:],
 		[]byte{0, 0}, // a header cut short by the end
