@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -412,4 +413,46 @@ func TestCallerReadsItsOwnAnswer(t *testing.T) {
 	require.NoError(t, p.Close(context.Background()))
 	r = <-waiting
 	assert.ErrorIs(t, r.Err, host.ErrClosed)
+}
+
+// TestConcurrentCallsGetTheirOwnAnswers: many calls in flight at once, some
+// cancelled, some timing out, the reading passing between their callers
+// and the background reader: each call gets its own answer (the reason is
+// its id) or a failure of its own (a spin never decides, a call not
+// cancelled is never cancelled), never another call's.
+func TestConcurrentCallsGetTheirOwnAnswers(t *testing.T) {
+	p := startWorker(t, host.Options{Path: fixture(t, "echo"), Limits: sandbox.Limits{Timeout: 50 * time.Millisecond}})
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 25 {
+				id := fmt.Sprintf("g%d-%d", g, i)
+				title := "plain"
+				if i%5 == 4 {
+					title = "SPIN!"
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				if i%7 == 3 {
+					go cancel()
+				}
+				r := p.Call(ctx, request(id, title))
+				cancel()
+				kind := host.KindOf(r.Err)
+				switch {
+				case r.Err == nil:
+					assert.Equal(t, "plain", title, "%s decided", id)
+					assert.Equal(t, id, r.Decision.Reason)
+				case kind == host.KindCancelled:
+					assert.Equal(t, 3, i%7, "%s cancelled unasked: %v", id, r.Err)
+				case kind == host.KindTimeout:
+					// A spin, or a call that waited behind spins.
+				default:
+					t.Errorf("%s: %v", id, r.Err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
