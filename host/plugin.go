@@ -61,7 +61,9 @@ type Options struct {
 	// the host's notes about it (cache repairs).
 	Logger *slog.Logger
 	// Trusted says the module is the embedder's own code (permhost's
-	// standard plugins): its calls run on the caller's goroutine. A call
+	// standard plugins), or that the caller enforces the deadline itself
+	// (the process wall's child, whose parent answers at the deadline and
+	// kills it after a grace): its calls run on the caller's goroutine. A call
 	// still stops at its deadline (the instrumented guest checks it, and
 	// so does every host function that works in proportion to its
 	// arguments), but a guest inside one such function or inside wazero
@@ -110,8 +112,9 @@ type Plugin struct {
 	filling bool           // the filler goroutine runs
 	// onCallersGoroutine runs guests on the caller's goroutine, without the
 	// hard deadline (a guest stuck in a host function or in wazero delays
-	// the caller): Options.Trusted, and benchmarks that measure what the
-	// hand-off costs (see RATIONALE.md).
+	// the caller): Options.Trusted (the standard plugins, and the process
+	// wall's child, whose parent enforces the hard deadline itself), and
+	// benchmarks that measure what the hand-off costs (see RATIONALE.md).
 	onCallersGoroutine bool
 	// noWarmup is set once the plugin failed its warm-up call.
 	noWarmup atomic.Bool

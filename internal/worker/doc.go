@@ -22,7 +22,7 @@
 // command) gets: stdin and stdout for frames of the wire protocol (wire.go)
 // and stderr for its diagnostics, which the parent relays to its logger,
 // bounded; no other file descriptor (those inherited by accident are closed
-// at start); an empty environment but GOMAXPROCS; its own process group;
+// at start); an empty environment but GOMAXPROCS=1; its own process group;
 // SIGKILL when the thread that started it dies (Linux's parent-death
 // signal); and limits on its address space (RLIMIT_AS, sized from the
 // plugin's memory limit, its instances and the module's size on top of the

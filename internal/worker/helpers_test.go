@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -81,5 +80,3 @@ func eventually(t testing.TB, what string, cond func() bool) {
 
 // alive reports whether pid exists (a zombie counts as gone).
 func alive(pid int) bool { return proctest.Alive(pid) }
-
-func runtimeGOMAXPROCS() int { return runtime.GOMAXPROCS(0) }

@@ -68,6 +68,9 @@ const (
 	fixedHeadroom = 384 << 20
 )
 
+// childProcs is the child's GOMAXPROCS (see newPlugin).
+const childProcs = 1
+
 // Options configure [Load].
 type Options struct {
 	// Plugin is what the child loads, as package host would. Its Logger
@@ -236,14 +239,23 @@ func newPlugin(opts Options) (*Plugin, error) {
 		pool = procs
 	}
 	// The host keeps at most 2×GOMAXPROCS+PoolSize instances alive, each
-	// mapping its memory limit; one more for an instance being made.
+	// mapping its memory limit; one more for an instance being made. The
+	// child runs with GOMAXPROCS 1 (below) and keeps fewer; the budget is
+	// the parent's count all the same, the bound an in-process plugin
+	// would have.
 	instances := uint64(2*procs + pool + 1)
 	mem := uint64(p.limits.MemoryPages()) * sandbox.WasmPageSize
 	p.addressBudget = instances*mem + compileFactor*uint64(moduleBytes) + fixedHeadroom
 	if raceBuild {
 		p.addressBudget *= 2
 	}
-	p.env = []string{"GOMAXPROCS=" + strconv.Itoa(procs)}
+	// One P: a goroutine the child makes runnable (the reading passed on
+	// while a call runs) then waits for the running one to block instead
+	// of waking a second thread, which, spinning for work, competed with
+	// the parent for the cores on every decision. A plugin's calls take
+	// turns on that P (the Go scheduler preempts a long guest every 10 ms
+	// or so); each guest stops at its own deadline as before.
+	p.env = []string{"GOMAXPROCS=" + strconv.Itoa(childProcs)}
 	if hooksEnabled() {
 		p.env = append(p.env, hookEnv+"=1")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -353,4 +354,105 @@ func TestOptions(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	var he *host.Error
 	require.True(t, errors.As(err, &he))
+}
+
+// TestCallerReadsItsOwnAnswer: alone in flight, a call's caller reads the
+// child's answers itself (no reader goroutine hands it over); it answers
+// the other calls it meets on the way; when it goes (cancelled here) with
+// calls left, the background reader takes over; with none left, nobody
+// reads until the next call.
+func TestCallerReadsItsOwnAnswer(t *testing.T) {
+	p := startWorker(t, host.Options{Path: fixture(t, "echo"), Limits: sandbox.Limits{Timeout: time.Minute}})
+	c := p.cur
+	role := func() readerRole {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.reader
+	}
+	require.Equal(t, readerNone, role())
+	r := p.Call(context.Background(), request("r1", "plain"))
+	require.NoError(t, r.Err)
+	assert.Equal(t, "r1", r.Decision.Reason)
+	assert.Equal(t, readerNone, role(), "the caller gave the reading back")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	spinning := make(chan host.Result)
+	go func() { spinning <- p.Call(ctx, request("r2", "SPIN!")) }()
+	eventually(t, "the spinning call reading", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.calls) == 1 && c.reader == readerCaller
+	})
+	// Answered through the spinning call's caller, which reads.
+	r = p.Call(context.Background(), request("r3", "plain"))
+	require.NoError(t, r.Err)
+	assert.Equal(t, "r3", r.Decision.Reason)
+	assert.Equal(t, readerCaller, role())
+
+	// A call waiting while the reading caller goes: the background reader
+	// reads its answer.
+	waiting := make(chan host.Result)
+	go func() { waiting <- p.Call(context.Background(), request("r4", "SPIN!")) }()
+	eventually(t, "two calls in flight", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.calls) == 2
+	})
+	cancel()
+	r = <-spinning
+	assert.Equal(t, host.KindCancelled, host.KindOf(r.Err), "%v", r.Err)
+	assert.Equal(t, readerBackground, role())
+	r = p.Call(context.Background(), request("r5", "plain"))
+	require.NoError(t, r.Err)
+	assert.Equal(t, "r5", r.Decision.Reason)
+	select {
+	case r := <-waiting:
+		t.Fatalf("the spinning call ended: %+v", r)
+	default:
+	}
+	require.NoError(t, p.Close(context.Background()))
+	r = <-waiting
+	assert.ErrorIs(t, r.Err, host.ErrClosed)
+}
+
+// TestConcurrentCallsGetTheirOwnAnswers: many calls in flight at once, some
+// cancelled, some timing out, the reading passing between their callers
+// and the background reader: each call gets its own answer (the reason is
+// its id) or a failure of its own (a spin never decides, a call not
+// cancelled is never cancelled), never another call's.
+func TestConcurrentCallsGetTheirOwnAnswers(t *testing.T) {
+	p := startWorker(t, host.Options{Path: fixture(t, "echo"), Limits: sandbox.Limits{Timeout: 50 * time.Millisecond}})
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 25 {
+				id := fmt.Sprintf("g%d-%d", g, i)
+				title := "plain"
+				if i%5 == 4 {
+					title = "SPIN!"
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				if i%7 == 3 {
+					go cancel()
+				}
+				r := p.Call(ctx, request(id, title))
+				cancel()
+				kind := host.KindOf(r.Err)
+				switch {
+				case r.Err == nil:
+					assert.Equal(t, "plain", title, "%s decided", id)
+					assert.Equal(t, id, r.Decision.Reason)
+				case kind == host.KindCancelled:
+					assert.Equal(t, 3, i%7, "%s cancelled unasked: %v", id, r.Err)
+				case kind == host.KindTimeout:
+					// A spin, or a call that waited behind spins.
+				default:
+					t.Errorf("%s: %v", id, r.Err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

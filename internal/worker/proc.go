@@ -32,6 +32,9 @@ type proc struct {
 
 	stdin  *os.File // the parent's end; nonblocking, so writes take deadlines
 	stdout *bufio.Reader
+	// rfile is the parent's end of stdout, under stdout; nonblocking, so
+	// reads take deadlines.
+	rfile  *os.File
 	stderr *stderrRelay
 	wlock  chan struct{} // one writer at a time, acquired under a deadline
 	// Owned by the writer: the frame being sent.
@@ -45,10 +48,42 @@ type proc struct {
 	death   *host.Error // set before dead is closed
 	closing bool        // the parent is ending it: not a crash
 
+	// The child's stdout is read by one goroutine at a time, the reader
+	// (c.mu): while one call is in flight, its caller reads its own answer
+	// (a goroutine wake-up less than a reader handing it over); with more,
+	// or once the reading caller has gone, the background reader reads
+	// until no call is left; with none, nobody reads (frames wait in the
+	// pipe), until the child exits, when the background reader reads its
+	// last words to the end.
+	reader    readerRole
+	frames    frameReader
+	rstate    readState
+	bgTurn    chan struct{} // hands the reading to the background reader
+	gone      chan struct{} // closed once the child has exited
+	draining  bool          // exited: the background reader reads to the end
+	readEnded bool          // a read failed: the stream is unusable
+
 	dead     chan struct{} // closed once it has exited and its calls have failed
 	done     chan struct{} // closed once it is reaped and every goroutine of it ended
 	answered atomic.Bool   // it answered a call: a restart after it is not a crash loop
 	retired  sync.Once
+}
+
+// readerRole is who reads the child's stdout.
+type readerRole int
+
+const (
+	readerNone readerRole = iota
+	readerCaller
+	readerBackground
+)
+
+// readState is what the reader carries from one frame to the next: the
+// logs frame that comes just before its call's answer.
+type readState struct {
+	logsOf uint64 // the call the logs below are for
+	logs   []host.Log
+	big    *tooLargeError // the logs frame was over the bound
 }
 
 // pending is a call waiting for its answer.
@@ -96,9 +131,11 @@ func (p *Plugin) spawn(ctx context.Context) (*proc, *readyMsg, *host.Error) {
 		errR.Close()
 		return nil, nil, p.fail(host.KindLoad, fmt.Errorf("start plugin worker: %w", err))
 	}
-	c := &proc{p: p, cmd: cmd, pid: cmd.Process.Pid, stdin: inW, stdout: bufio.NewReaderSize(outR, 64<<10),
+	c := &proc{p: p, cmd: cmd, pid: cmd.Process.Pid, stdin: inW, stdout: bufio.NewReaderSize(outR, 64<<10), rfile: outR,
 		wlock: make(chan struct{}, 1), calls: map[uint64]*pending{},
+		reader: readerBackground, bgTurn: make(chan struct{}, 1), gone: make(chan struct{}),
 		dead: make(chan struct{}), done: make(chan struct{})}
+	c.frames = frameReader{r: c.stdout, maxFor: c.frameLimit}
 	c.stderr = newStderrRelay(p.logger, "plugin", p.name, "pid", c.pid)
 	if !p.track(c) { // closed meanwhile
 		killGroup(c.pid)
@@ -152,21 +189,24 @@ func (p *Plugin) spawn(ctx context.Context) (*proc, *readyMsg, *host.Error) {
 	}
 }
 
-// readLoop reads the child's frames: the handshake, then answers.
+// frameLimit is the bound on a frame of type typ from the child.
+func (c *proc) frameLimit(typ byte) int {
+	switch typ {
+	case frameHello:
+		return maxHelloBytes
+	case frameReady, frameFailed, frameRetire:
+		return maxReadyBytes
+	case frameAnswer, frameLogs:
+		return maxAnswerBytes(c.p.limits)
+	}
+	return 0
+}
+
+// readLoop reads the child's frames: the handshake, then, as the
+// background reader, answers when it has the reading (see proc.reader).
 func (c *proc) readLoop(ready chan<- *readyMsg, failed chan<- *host.Error) {
 	p := c.p
-	maxAnswer := maxAnswerBytes(p.limits)
-	limit := func(typ byte) int {
-		switch typ {
-		case frameHello:
-			return maxHelloBytes
-		case frameReady, frameFailed, frameRetire:
-			return maxReadyBytes
-		case frameAnswer, frameLogs:
-			return maxAnswer
-		}
-		return 0
-	}
+	limit := c.frameLimit
 	protocol := func(format string, args ...any) {
 		c.kill(fmt.Errorf("%w: %s", ErrProtocol, fmt.Sprintf(format, args...)))
 	}
@@ -218,69 +258,153 @@ func (c *proc) readLoop(ready chan<- *readyMsg, failed chan<- *host.Error) {
 		protocol("ready frame: %v", err)
 		return
 	}
+	c.mu.Lock()
+	c.reader = readerNone // no call yet: the first reads its own answer
+	c.mu.Unlock()
 	ready <- &r
+	c.readInBackground()
+}
 
-	var (
-		logsOf uint64 // the call the logs below are for, from the frame before its answer
-		logs   []host.Log
-		big    *tooLargeError
-	)
+// readInBackground is the background reader: it reads when handed the
+// reading, until no call is left, and once the child has exited reads
+// what it said to the end.
+func (c *proc) readInBackground() {
 	for {
-		typ, id, payload, err := readFrame(c.stdout, limit)
-		var tl *tooLargeError
-		switch {
-		case errors.As(err, &tl) && typ == frameLogs:
-			big, logsOf, logs = tl, id, nil
-			continue
-		case errors.As(err, &tl) && typ == frameAnswer:
-			c.finish(id, host.Result{Err: p.fail(host.KindOutputTooLarge,
-				fmt.Errorf("answer of %d bytes exceeds the worker's bound of %d", tl.size, tl.max))})
-			continue
-		case err != nil:
-			if !errors.Is(err, io.EOF) {
-				err = fmt.Errorf("%w: %v", ErrProtocol, err)
-			} else {
-				err = nil
+		select {
+		case <-c.bgTurn:
+		case <-c.gone:
+			c.mu.Lock()
+			c.draining = true
+			mine := c.reader == readerNone
+			if mine {
+				c.reader = readerBackground
 			}
-			c.kill(err)
-			return
+			c.mu.Unlock()
+			if !mine {
+				<-c.bgTurn // from the caller reading, once it stops
+			}
 		}
-		switch typ {
-		case frameLogs:
-			big, logsOf, logs = nil, id, nil
-			if c.waiting(id) { // nobody reads the logs of a call given up on
-				if logs, err = parseLogs(payload); err != nil {
-					c.kill(err)
-					return
-				}
-			}
-		case frameAnswer:
-			c.answered.Store(true) // alive and speaking: not a crash loop
-			if !c.waiting(id) {
-				c.finish(id, host.Result{}) // late: stops the stuck timer, nothing to decode
-				continue
-			}
-			r := c.decodeAnswer(id, payload)
-			if logsOf == id {
-				r.Logs = logs
-				if big != nil && r.Err == nil {
-					r = host.Result{Err: p.fail(host.KindOutputTooLarge,
-						fmt.Errorf("logs of %d bytes exceed the worker's bound of %d", big.size, big.max))}
-				}
-			}
-			logsOf, logs, big = 0, nil, nil
-			c.finish(id, r)
-		case frameRetire:
-			var m retireMsg
-			if decodeStrict(payload, &m, "reason") != nil {
-				protocol("retire frame %.200q", payload)
+		c.mu.Lock()
+		ended := c.readEnded
+		if ended && !c.draining {
+			c.reader = readerNone // killed: wait for the exit
+		}
+		draining := c.draining
+		c.mu.Unlock()
+		if ended {
+			if draining {
 				return
 			}
-			c.retired.Do(func() { p.retire(c) })
-		default:
-			protocol("unexpected frame %q", typ)
-			return
+			continue
 		}
+		_ = c.rfile.SetReadDeadline(time.Time{})
+		for {
+			more, cut := c.readOne()
+			if !more {
+				return
+			}
+			if cut { // woken for a reading caller that had just gone
+				_ = c.rfile.SetReadDeadline(time.Time{})
+			}
+			c.mu.Lock()
+			idle := len(c.calls) == 0 && !c.draining
+			if idle {
+				c.reader = readerNone
+			}
+			c.mu.Unlock()
+			if idle {
+				break
+			}
+		}
+	}
+}
+
+// readOne reads one frame and acts on it; more is false when the stream
+// ended or broke (the child is killed then). A read cut by the read
+// deadline (cut) reads nothing: the frame goes on at the next call.
+func (c *proc) readOne() (more, cut bool) {
+	p := c.p
+	st := &c.rstate
+	typ, id, payload, err := c.frames.next()
+	var tl *tooLargeError
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return true, true
+	case errors.As(err, &tl) && typ == frameLogs:
+		st.big, st.logsOf, st.logs = tl, id, nil
+		return true, false
+	case errors.As(err, &tl) && typ == frameAnswer:
+		c.finish(id, host.Result{Err: p.fail(host.KindOutputTooLarge,
+			fmt.Errorf("answer of %d bytes exceeds the worker's bound of %d", tl.size, tl.max))})
+		return true, false
+	case err != nil:
+		if !errors.Is(err, io.EOF) {
+			err = fmt.Errorf("%w: %v", ErrProtocol, err)
+		} else {
+			err = nil
+		}
+		return c.endReading(err), false
+	}
+	switch typ {
+	case frameLogs:
+		st.big, st.logsOf, st.logs = nil, id, nil
+		if c.waiting(id) { // nobody reads the logs of a call given up on
+			if st.logs, err = parseLogs(payload); err != nil {
+				return c.endReading(err), false
+			}
+		}
+	case frameAnswer:
+		c.answered.Store(true) // alive and speaking: not a crash loop
+		if !c.waiting(id) {
+			c.finish(id, host.Result{}) // late: stops the stuck timer, nothing to decode
+			return true, false
+		}
+		r := c.decodeAnswer(id, payload)
+		if st.logsOf == id {
+			r.Logs = st.logs
+			if st.big != nil && r.Err == nil {
+				r = host.Result{Err: p.fail(host.KindOutputTooLarge,
+					fmt.Errorf("logs of %d bytes exceed the worker's bound of %d", st.big.size, st.big.max))}
+			}
+		}
+		st.logsOf, st.logs, st.big = 0, nil, nil
+		c.finish(id, r)
+	case frameRetire:
+		var m retireMsg
+		if decodeStrict(payload, &m, "reason") != nil {
+			return c.endReading(fmt.Errorf("%w: retire frame %.200q", ErrProtocol, payload)), false
+		}
+		c.retired.Do(func() { p.retire(c) })
+	default:
+		return c.endReading(fmt.Errorf("%w: unexpected frame %q", ErrProtocol, typ)), false
+	}
+	return true, false
+}
+
+// endReading marks the stream unusable and kills the child (cause, when
+// not nil, says why); false, for readOne.
+func (c *proc) endReading(cause error) bool {
+	c.mu.Lock()
+	c.readEnded = true
+	c.mu.Unlock()
+	c.kill(cause)
+	return false
+}
+
+// releaseReading gives up the reading a caller had: to the background
+// reader while calls are left (or the child's last words), else to the
+// next caller.
+func (c *proc) releaseReading() {
+	c.mu.Lock()
+	handOff := c.draining || (!c.readEnded && len(c.calls) > 0)
+	if handOff {
+		c.reader = readerBackground
+	} else {
+		c.reader = readerNone
+	}
+	c.mu.Unlock()
+	if handOff {
+		c.bgTurn <- struct{}{}
 	}
 }
 
@@ -474,16 +598,20 @@ func (c *proc) decide(ctx context.Context, req *abi.Request, deadline time.Time)
 	c.nextID++
 	id := c.nextID
 	c.calls[id] = call
+	reads := c.reader == readerNone && !c.draining && !c.readEnded
+	if reads {
+		c.reader = readerCaller
+	}
 	c.mu.Unlock()
 
-	timeout := func() host.Result {
-		return host.Result{Err: p.fail(host.KindTimeout, fmt.Errorf("no answer from the plugin worker within the %v deadline", p.limits.Timeout))}
-	}
 	if err := c.sendRequest(id, req, deadline); err != nil {
 		c.mu.Lock()
 		delete(c.calls, id)
 		death := c.death
 		c.mu.Unlock()
+		if reads {
+			c.releaseReading()
+		}
 		var ee *encodeError
 		switch {
 		case errors.As(err, &ee):
@@ -493,7 +621,7 @@ func (c *proc) decide(ctx context.Context, req *abi.Request, deadline time.Time)
 			return host.Result{Err: death}
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			// Not even reading its stdin: stuck (and killed).
-			return timeout()
+			return c.timeout()
 		}
 		// Its pipe broke: it is dying (sendRequest made sure). Its death
 		// says why better than the pipe, if it comes by the deadline.
@@ -503,7 +631,12 @@ func (c *proc) decide(ctx context.Context, req *abi.Request, deadline time.Time)
 		case <-c.dead:
 			return host.Result{Err: c.death}
 		case <-t.C:
-			return timeout()
+			return c.timeout()
+		}
+	}
+	if reads {
+		if r, ok := c.readOwn(ctx, call, deadline); ok {
+			return r
 		}
 	}
 	timer := time.NewTimer(time.Until(deadline))
@@ -512,35 +645,110 @@ func (c *proc) decide(ctx context.Context, req *abi.Request, deadline time.Time)
 	case r := <-call.ch:
 		return r
 	case <-ctx.Done():
+		return c.cancelCall(ctx, id, call)
+	case <-timer.C:
+		return c.timeOut(id, call)
+	}
+}
+
+// readOwn reads the child's frames until call's own answer, giving up at
+// deadline or when ctx ends, then hands the reading on; false when the
+// stream ended first (the child's death will fail the call).
+func (c *proc) readOwn(ctx context.Context, call *pending, deadline time.Time) (host.Result, bool) {
+	_ = c.rfile.SetReadDeadline(deadline)
+	stop := func() bool { return true }
+	var stopped chan struct{}
+	if ctx.Done() != nil {
+		// A read deadline in the past wakes the read now.
+		stopped = make(chan struct{})
+		stop = context.AfterFunc(ctx, func() {
+			_ = c.rfile.SetReadDeadline(time.Unix(1, 0))
+			close(stopped)
+		})
+	}
+	defer func() {
+		if !stop() {
+			<-stopped // it set its deadline: before the next reader sets one
+		}
+		c.releaseReading()
+	}()
+	for {
+		select {
+		case r := <-call.ch:
+			return r, true
+		default:
+		}
+		more, cut := c.readOne()
+		if !more {
+			return host.Result{}, false
+		}
+		if cut {
+			select {
+			case r := <-call.ch: // failed by the child's death or Close (wakeReader)
+				return r, true
+			default:
+			}
+			if ctx.Err() != nil || !time.Now().Before(deadline) {
+				return host.Result{}, false
+			}
+			_ = c.rfile.SetReadDeadline(deadline) // woken for nothing: another caller's wakeReader
+		}
+	}
+}
+
+// wakeReader wakes a caller reading its own answer, whose call was just
+// failed by someone else (the child's death, Close): its read ends at once
+// and it finds the failure.
+func (c *proc) wakeReader() {
+	c.mu.Lock()
+	reading := c.reader == readerCaller
+	c.mu.Unlock()
+	if reading {
+		_ = c.rfile.SetReadDeadline(time.Unix(1, 0))
+	}
+}
+
+// cancelCall ends call id, whose ctx ended, with kind cancelled (unless it
+// was answered or failed just now) and tells the child.
+func (c *proc) cancelCall(ctx context.Context, id uint64, call *pending) host.Result {
+	c.mu.Lock()
+	_, still := c.calls[id]
+	delete(c.calls, id)
+	c.mu.Unlock()
+	if !still { // answered or failed just now
+		return <-call.ch
+	}
+	c.cancel(id)
+	return host.Result{Err: c.p.fail(host.KindCancelled, ctx.Err())}
+}
+
+// timeOut ends call id at its deadline with kind timeout (unless it was
+// answered or failed just now).
+func (c *proc) timeOut(id uint64, call *pending) host.Result {
+	p := c.p
+	c.mu.Lock()
+	if _, still := c.calls[id]; !still {
+		c.mu.Unlock()
+		return <-call.ch
+	}
+	// The answer is the fallback's now; the child gets a grace to answer
+	// all the same (its own deadline stops the guest), after which it is
+	// taken for stuck and killed.
+	call.overdue = time.AfterFunc(stuckGrace, func() {
 		c.mu.Lock()
 		_, still := c.calls[id]
-		delete(c.calls, id)
 		c.mu.Unlock()
-		if !still { // answered or failed just now
-			return <-call.ch
+		if still {
+			c.kill(fmt.Errorf("%w: no answer %v after the %v deadline", ErrStuck, stuckGrace, p.limits.Timeout))
 		}
-		c.cancel(id)
-		return host.Result{Err: p.fail(host.KindCancelled, ctx.Err())}
-	case <-timer.C:
-		c.mu.Lock()
-		if _, still := c.calls[id]; !still {
-			c.mu.Unlock()
-			return <-call.ch
-		}
-		// The answer is the fallback's now; the child gets a grace to
-		// answer all the same (its own deadline stops the guest), after
-		// which it is taken for stuck and killed.
-		call.overdue = time.AfterFunc(stuckGrace, func() {
-			c.mu.Lock()
-			_, still := c.calls[id]
-			c.mu.Unlock()
-			if still {
-				c.kill(fmt.Errorf("%w: no answer %v after the %v deadline", ErrStuck, stuckGrace, p.limits.Timeout))
-			}
-		})
-		c.mu.Unlock()
-		return timeout()
-	}
+	})
+	c.mu.Unlock()
+	return c.timeout()
+}
+
+// timeout is the failure of a call the child did not answer in time.
+func (c *proc) timeout() host.Result {
+	return host.Result{Err: c.p.fail(host.KindTimeout, fmt.Errorf("no answer from the plugin worker within the %v deadline", c.p.limits.Timeout))}
 }
 
 // cancel tells the child to stop call id, in the background: the caller
@@ -600,6 +808,7 @@ func (c *proc) shutdown(grace time.Duration) {
 		}
 		call.ch <- host.Result{Err: c.p.fail(host.KindCancelled, host.ErrClosed)}
 	}
+	c.wakeReader()
 	c.wlock <- struct{}{} // no frame is cut by the close
 	c.stdin.Close()
 	<-c.wlock
@@ -618,6 +827,7 @@ func (c *proc) wait(readers *sync.WaitGroup) {
 	c.exited = true
 	killGroup(c.pid) // anything it started goes with it (the group lives while the zombie does)
 	c.mu.Unlock()
+	close(c.gone) // the background reader reads its last words
 	readersDone := make(chan struct{})
 	go func() { readers.Wait(); close(readersDone) }()
 	select {
@@ -654,6 +864,7 @@ func (c *proc) wait(readers *sync.WaitGroup) {
 		}
 		call.ch <- host.Result{Err: e}
 	}
+	c.wakeReader()
 	<-readersDone
 	c.stdin.Close()
 	close(c.done)

@@ -287,10 +287,13 @@ func appendDecide(b []byte, req *abi.Request) ([]byte, error) {
 	return hostlink.AppendRequest(b, req)
 }
 
+// errDecideCut is a decide frame cut short.
+var errDecideCut = fmt.Errorf("%w: decide frame cut short", ErrProtocol)
+
 // parseDecide splits a decide payload into the options and the request's
 // JSON.
 func parseDecide(b []byte) ([]abi.Option, []byte, error) {
-	short := fmt.Errorf("%w: decide frame cut short", ErrProtocol)
+	short := errDecideCut
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64((len(b)-k)/3) { // an option takes at least three bytes
 		return nil, nil, short

@@ -193,7 +193,8 @@ func TestFrames(t *testing.T) {
 func TestLoadMessageCarriesEveryOption(t *testing.T) {
 	carried := map[string]bool{"Name": true, "Path": true, "Wasm": true, "SHA256": true, "Config": true,
 		"Limits": true, "CacheDir": true, "PoolSize": true,
-		"Logger": true} // stays in the parent, by design
+		"Logger":  true, // stays in the parent, by design
+		"Trusted": true} // the child always runs its guests on the goroutine that reads (serve.go)
 	var fields []string
 	b, _ := json.Marshal(host.Options{})
 	var m map[string]any
