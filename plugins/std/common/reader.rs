@@ -33,20 +33,19 @@ pub fn read<'a>(b: &'a [u8], known: Option<&'a [u8]>) -> F<(Request, Found)> {
     let mut found = Found { config: None, known: false };
     r.object(0, |r, key, depth| {
         match key {
-            b"session" => r.nullable(|r| {
+            b"session" => r.nullable(&mut req.session, |r, session| {
                 r.object(depth + 1, |r, key, _| {
                     match key {
-                        b"cwd" => req.session.cwd = r.string()?,
-                        b"mode" => req.session.mode = r.string()?,
-                        b"home" => req.session.home = r.string()?,
+                        b"cwd" => session.cwd = r.string()?,
+                        b"mode" => session.mode = r.string()?,
+                        b"home" => session.home = r.string()?,
                         _ => return r.skip(depth + 2),
                     }
                     Some(())
                 })
             }),
-            b"toolCall" => r.nullable(|r| {
+            b"toolCall" => r.nullable(&mut req.tool_call, |r, t| {
                 r.object(depth + 1, |r, key, depth| {
-                    let t = &mut req.tool_call;
                     match key {
                         b"title" => t.title = r.string()?,
                         b"kind" => t.kind = r.string()?,
@@ -209,16 +208,19 @@ impl<'a> Reader<'a> {
     fn null(&mut self) -> bool {
         self.word(b"null")
     }
-    /// An object, or null for nothing.
-    fn nullable(&mut self, f: impl FnOnce(&mut Self) -> F<()>) -> F<()> {
+    /// An object read into v by f, or null for nothing; either way
+    /// whatever an earlier member of the same key put in v is gone.
+    fn nullable<T: Default>(&mut self, v: &mut T, f: impl FnOnce(&mut Self, &mut T) -> F<()>) -> F<()> {
+        *v = T::default();
         if self.null() {
             return Some(());
         }
-        f(self)
+        f(self, v)
     }
     /// The members of the object here, depth deep, each given to f with
-    /// its key, to read its value. A key f reads twice is not for this
-    /// reader (the tree reader keeps the last; f would have kept both).
+    /// its key, to read its value. A key that comes twice is read twice,
+    /// so the last one wins, as in the tree reader; an object read into a
+    /// field is started afresh each time (f resets it).
     fn object(&mut self, depth: usize, mut f: impl FnMut(&mut Self, &'a [u8], usize) -> F<()>) -> F<()> {
         if depth > 10000 || !self.eat(b'{') {
             return None;
@@ -226,7 +228,6 @@ impl<'a> Reader<'a> {
         if self.eat(b'}') {
             return Some(());
         }
-        let mut seen: Vec<&'a [u8]> = Vec::new();
         loop {
             self.ws();
             if self.b.get(self.i) != Some(&b'"') {
@@ -238,10 +239,6 @@ impl<'a> Reader<'a> {
             }
             let key = &self.b[self.i + 1..end];
             self.i = end + 1;
-            if seen.contains(&key) {
-                return None;
-            }
-            seen.push(key);
             if !self.eat(b':') {
                 return None;
             }
@@ -284,10 +281,84 @@ impl<'a> Reader<'a> {
             return None;
         }
     }
+    /// Steps over the value here, checked as the tree reader checks it
+    /// (anything it is unsure of: not for this reader), building nothing.
     fn skip(&mut self, depth: usize) -> F<()> {
-        let (_, end) = json::value_at(self.b, self.i, depth, false).ok()?;
-        self.i = end;
-        Some(())
+        if depth > 10000 {
+            return None;
+        }
+        self.ws();
+        match *self.b.get(self.i)? {
+            b'"' => self.skip_string(),
+            b'{' => {
+                self.i += 1;
+                if self.eat(b'}') {
+                    return Some(());
+                }
+                loop {
+                    self.ws();
+                    if self.b.get(self.i) != Some(&b'"') {
+                        return None;
+                    }
+                    self.skip_string()?;
+                    if !self.eat(b':') {
+                        return None;
+                    }
+                    self.skip(depth + 1)?;
+                    if self.eat(b',') {
+                        continue;
+                    }
+                    return if self.eat(b'}') { Some(()) } else { None };
+                }
+            }
+            b'[' => {
+                self.i += 1;
+                if self.eat(b']') {
+                    return Some(());
+                }
+                loop {
+                    self.skip(depth + 1)?;
+                    if self.eat(b',') {
+                        continue;
+                    }
+                    return if self.eat(b']') { Some(()) } else { None };
+                }
+            }
+            b't' => self.word(b"true").then(|| ()),
+            b'f' => self.word(b"false").then(|| ()),
+            b'n' => self.null().then(|| ()),
+            _ => {
+                let (_, end) = json::value_at(self.b, self.i, depth, false).ok()?;
+                self.i = end;
+                Some(())
+            }
+        }
+    }
+
+    /// Steps over the string whose quote is here: runs of plain bytes
+    /// eight at a time, and the escapes JSON allows.
+    fn skip_string(&mut self) -> F<()> {
+        let b = self.b;
+        let mut i = self.i + 1;
+        loop {
+            let (end, ascii) = json::plain_run(b, i);
+            if !ascii {
+                std::str::from_utf8(&b[i..end]).ok()?;
+            }
+            i = end;
+            match *b.get(i)? {
+                b'"' => {
+                    self.i = i + 1;
+                    return Some(());
+                }
+                b'\\' => match *b.get(i + 1)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
+                    b'u' if b.get(i + 2..i + 6)?.iter().all(|c| c.is_ascii_hexdigit()) => i += 6,
+                    _ => return None,
+                },
+                _ => return None, // a control character
+            }
+        }
     }
     fn json(&mut self, depth: usize) -> F<Json> {
         let (v, end) = json::value_at(self.b, self.i, depth, true).ok()?;
