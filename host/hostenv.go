@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 
-	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -16,11 +15,7 @@ const hostEnvModule = "permhost:host/env"
 
 var i64i32x2 = []api.ValueType{api.ValueTypeI64, api.ValueTypeI32, api.ValueTypeI32}
 
-var hostEnvFunctions = []struct {
-	name            string
-	params, results []api.ValueType
-	fn              api.GoModuleFunc
-}{
+var hostEnvFunctions = []hostFunction{
 	// input_read(offset i64, ptr i32, len i32): the input's bytes
 	// [offset, offset+len) into linear memory at ptr.
 	{"input_read", i64i32x2, none, func(ctx context.Context, mod api.Module, s []uint64) {
@@ -41,9 +36,7 @@ var hostEnvFunctions = []struct {
 	{"output_write", []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, none, func(ctx context.Context, mod api.Module, s []uint64) {
 		inst := running(ctx)
 		ptr, n := uint32(s[0]), uint32(s[1])
-		if limit := uint64(inst.plugin.limits.MaxOutput); uint64(n) > limit {
-			panic(fault(KindOutputTooLarge, "output of %d bytes exceeds the limit of %d", n, limit))
-		}
+		inst.checkOutputSize(uint64(n))
 		b, ok := linearMemory("output_write", mod).Read(ptr, n)
 		if !ok {
 			panic(fault(KindTrap, "output_write: %d bytes at address %d lie outside linear memory", n, ptr))
@@ -63,14 +56,4 @@ func linearMemory(fn string, mod api.Module) api.Memory {
 		panic(fault(KindTrap, "%s: the module has no linear memory", fn))
 	}
 	return m
-}
-
-// instantiateHostEnv adds hostEnvModule to rt.
-func instantiateHostEnv(ctx context.Context, rt wazero.Runtime) error {
-	b := rt.NewHostModuleBuilder(hostEnvModule)
-	for _, f := range hostEnvFunctions {
-		b.NewFunctionBuilder().WithGoModuleFunction(f.fn, f.params, f.results).Export(f.name)
-	}
-	_, err := b.Instantiate(ctx)
-	return err
 }

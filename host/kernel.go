@@ -255,6 +255,14 @@ func charge(ctx context.Context, mod api.Module, units uint64) {
 	}
 }
 
+// checkOutputSize fails the call when an output of n bytes is over the
+// plugin's limit.
+func (inst *instance) checkOutputSize(n uint64) {
+	if limit := uint64(inst.plugin.limits.MaxOutput); n > limit {
+		panic(fault(KindOutputTooLarge, "output of %d bytes exceeds the limit of %d", n, limit))
+	}
+}
+
 func (inst *instance) blockOrFault(fn string, off uint64) []byte {
 	b, ok := inst.arena.bytes(off)
 	if !ok {
@@ -286,11 +294,7 @@ var testHookInput atomic.Pointer[func(*instance)]
 
 // kernelFunctions lists the Extism host ABI as the PDKs import it (checked
 // against go-pdk v1.1.3, the AssemblyScript PDK and go-sdk v1.7.1).
-var kernelFunctions = []struct {
-	name            string
-	params, results []api.ValueType
-	fn              api.GoModuleFunc
-}{
+var kernelFunctions = []hostFunction{
 	{"input_length", none, i64, func(ctx context.Context, _ api.Module, s []uint64) {
 		inst := running(ctx)
 		if h := testHookInput.Load(); h != nil {
@@ -351,9 +355,7 @@ var kernelFunctions = []struct {
 	{"output_set", i64x2, none, func(ctx context.Context, _ api.Module, s []uint64) {
 		inst := running(ctx)
 		off, n := s[0], s[1]
-		if max := uint64(inst.plugin.limits.MaxOutput); n > max {
-			panic(fault(KindOutputTooLarge, "output of %d bytes exceeds the limit of %d", n, max))
-		}
+		inst.checkOutputSize(n)
 		if n > 0 {
 			inst.spanOrFault("output_set", off, n)
 		}
@@ -439,10 +441,17 @@ func logFunc(level string) api.GoModuleFunc {
 	}
 }
 
-// instantiateKernel adds the Extism host module to rt.
-func instantiateKernel(ctx context.Context, rt wazero.Runtime) error {
-	b := rt.NewHostModuleBuilder(extismModule)
-	for _, f := range kernelFunctions {
+// hostFunction is one function of a host module the plugins import.
+type hostFunction struct {
+	name            string
+	params, results []api.ValueType
+	fn              api.GoModuleFunc
+}
+
+// instantiateHostModule adds the host module name, made of fns, to rt.
+func instantiateHostModule(ctx context.Context, rt wazero.Runtime, name string, fns []hostFunction) error {
+	b := rt.NewHostModuleBuilder(name)
+	for _, f := range fns {
 		b.NewFunctionBuilder().WithGoModuleFunction(f.fn, f.params, f.results).Export(f.name)
 	}
 	_, err := b.Instantiate(ctx)

@@ -19,24 +19,13 @@ func TestKernelDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type function struct {
-		name            string
-		params, results []api.ValueType
-	}
-	var kernel, hostEnv []function
-	for _, f := range kernelFunctions {
-		kernel = append(kernel, function{f.name, f.params, f.results})
-	}
-	for _, f := range hostEnvFunctions {
-		hostEnv = append(hostEnv, function{f.name, f.params, f.results})
-	}
 	for _, m := range []struct {
 		module  string
-		fns     []function
+		fns     []hostFunction
 		minRows int
 	}{
-		{extismModule, kernel, 20},
-		{hostEnvModule, hostEnv, 2},
+		{extismModule, kernelFunctions, 20},
+		{hostEnvModule, hostEnvFunctions, 2},
 	} {
 		_, section, found := strings.Cut(string(doc), "### `"+m.module+"`")
 		if !found {

@@ -380,10 +380,10 @@ func (p *Plugin) compile(ctx context.Context, wasm []byte, cacheDir string) erro
 	if p.rt, err = sandbox.NewRuntime(ctx, p.limits, wcache); err != nil {
 		return p.fail(KindLoad, err)
 	}
-	if err := instantiateKernel(ctx, p.rt); err != nil {
+	if err := instantiateHostModule(ctx, p.rt, extismModule, kernelFunctions); err != nil {
 		return p.fail(KindLoad, fmt.Errorf("extism kernel: %w", err))
 	}
-	if err := instantiateHostEnv(ctx, p.rt); err != nil {
+	if err := instantiateHostModule(ctx, p.rt, hostEnvModule, hostEnvFunctions); err != nil {
 		return p.fail(KindLoad, fmt.Errorf("%s: %w", hostEnvModule, err))
 	}
 	if p.compiled, err = p.compileAbandonable(ctx, instrumented, budget); err != nil {
