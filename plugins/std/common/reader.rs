@@ -1,12 +1,13 @@
 // The request as the host writes it, read straight into a Request: no
 // tree, no key strings, each kept string made once. It is only a fast
-// path: anything it does not expect (a member of another type, a repeated
-// member it reads, an escaped key, invalid JSON) makes it say "not me"
-// (None), and parse_request's tree reader decides, errors included. So
-// whatever it accepts, it reads as the tree reader would.
+// path: anything it does not expect (a member of another type, an escaped
+// or non-ASCII key, invalid JSON) makes it say "not me" (None), and
+// parse_request's tree reader decides, errors included. So whatever it
+// accepts, it reads as the tree reader would (a repeated key's last value
+// wins in both).
 
 use super::json::{self, Json};
-use super::{Action, Command, Opt, PathEntry, Redirect, Request, Shell};
+use super::{Action, Command, Opt, PathEntry, Redirect, Request, Session, Shell, ToolCall};
 
 /// None: not for this reader.
 type F<T> = Option<T>;
@@ -32,129 +33,107 @@ pub fn read<'a>(b: &'a [u8], known: Option<&'a [u8]>) -> F<(Request, Found)> {
     let mut req = Request::default();
     let mut found = Found { config: None, known: false };
     r.object(0, |r, key, depth| {
+        let d = depth + 1; // the member's
         match key {
-            b"session" => r.nullable(&mut req.session, |r, session| {
-                r.object(depth + 1, |r, key, _| {
-                    match key {
-                        b"cwd" => session.cwd = r.string()?,
-                        b"mode" => session.mode = r.string()?,
-                        b"home" => session.home = r.string()?,
-                        _ => return r.skip(depth + 2),
-                    }
-                    Some(())
-                })
-            }),
-            b"toolCall" => r.nullable(&mut req.tool_call, |r, t| {
-                r.object(depth + 1, |r, key, depth| {
-                    match key {
-                        b"title" => t.title = r.string()?,
-                        b"kind" => t.kind = r.string()?,
-                        b"toolName" => t.tool_name = r.string()?,
-                        b"rawInput" => t.raw_input = Some(r.json(depth + 1)?),
-                        b"content" => t.content = Some(r.json(depth + 1)?),
-                        b"locations" => {
-                            t.locations = r.list(depth + 1, |r, depth| {
-                                let mut path = String::new();
-                                r.object(depth, |r, key, depth| match key {
-                                    b"path" => {
-                                        path = r.string()?;
-                                        Some(())
-                                    }
-                                    _ => r.skip(depth + 1),
-                                })?;
-                                Some(path)
-                            })?
+            b"session" => {
+                req.session = r
+                    .optional(d, |r, key, s: &mut Session, _| {
+                        match key {
+                            b"cwd" => s.cwd = r.string()?,
+                            b"mode" => s.mode = r.string()?,
+                            b"home" => s.home = r.string()?,
+                            _ => return Some(false),
                         }
-                        _ => return r.skip(depth + 1),
-                    }
-                    Some(())
-                })
-            }),
+                        Some(true)
+                    })?
+                    .unwrap_or_default()
+            }
+            b"toolCall" => {
+                req.tool_call = r
+                    .optional(d, |r, key, t: &mut ToolCall, d| {
+                        match key {
+                            b"title" => t.title = r.string()?,
+                            b"kind" => t.kind = r.string()?,
+                            b"toolName" => t.tool_name = r.string()?,
+                            b"rawInput" => t.raw_input = Some(r.json(d)?),
+                            b"content" => t.content = Some(r.json(d)?),
+                            b"locations" => {
+                                t.locations = r.list(d, |r, d| {
+                                    r.record(d, |r, key, path: &mut String, _| {
+                                        if key != b"path" {
+                                            return Some(false);
+                                        }
+                                        *path = r.string()?;
+                                        Some(true)
+                                    })
+                                })?
+                            }
+                            _ => return Some(false),
+                        }
+                        Some(true)
+                    })?
+                    .unwrap_or_default()
+            }
             b"action" => {
-                if r.null() {
-                    req.action = None;
-                    return Some(());
-                }
-                let mut a = Action::default();
-                r.object(depth + 1, |r, key, depth| {
+                req.action = r.optional(d, |r, key, a: &mut Action, _| {
                     match key {
                         b"family" => a.family = r.string()?,
                         b"command" => a.command = r.string()?,
                         b"cwd" => a.cwd = r.string()?,
                         b"paths" => a.paths = r.strings()?,
                         b"urls" => a.urls = r.strings()?,
-                        _ => return r.skip(depth + 1),
+                        _ => return Some(false),
                     }
-                    Some(())
-                })?;
-                req.action = Some(a);
-                Some(())
+                    Some(true)
+                })?
             }
             b"options" => {
-                req.options = r.list(depth + 1, |r, depth| {
-                    let mut o = Opt::default();
-                    r.object(depth, |r, key, depth| {
+                req.options = r.list(d, |r, d| {
+                    r.record(d, |r, key, o: &mut Opt, d| {
                         match key {
                             b"optionId" => o.option_id = r.string()?,
                             b"kind" => o.kind = r.string()?,
                             b"durable" => o.durable = r.boolean()?,
                             b"changes" => {
-                                o.changes = None;
-                                if !r.null() {
-                                    let mut known = false;
-                                    r.object(depth + 1, |r, key, depth| match key {
-                                        b"known" => {
-                                            known = r.boolean()?;
-                                            Some(())
-                                        }
-                                        _ => r.skip(depth + 1),
-                                    })?;
-                                    o.changes = Some(known);
-                                }
+                                o.changes = r.optional(d, |r, key, known: &mut bool, _| {
+                                    if key != b"known" {
+                                        return Some(false);
+                                    }
+                                    *known = r.boolean()?;
+                                    Some(true)
+                                })?
                             }
-                            _ => return r.skip(depth + 1),
+                            _ => return Some(false),
                         }
-                        Some(())
-                    })?;
-                    Some(o)
-                })?;
-                Some(())
+                        Some(true)
+                    })
+                })?
             }
             b"shell" => {
-                if r.null() {
-                    req.shell = None;
-                    return Some(());
-                }
-                let mut sh = Shell::default();
-                r.object(depth + 1, |r, key, depth| {
+                req.shell = r.optional(d, |r, key, sh: &mut Shell, d| {
                     match key {
                         b"source" => sh.source = r.string()?,
                         b"parsed" => sh.parsed = r.boolean()?,
                         b"reason" => sh.reason = r.string()?,
-                        b"commands" => sh.commands = r.list(depth + 1, |r, depth| r.command(depth))?,
-                        _ => return r.skip(depth + 1),
+                        b"commands" => sh.commands = r.list(d, |r, d| r.command(d))?,
+                        _ => return Some(false),
                     }
-                    Some(())
-                })?;
-                req.shell = Some(sh);
-                Some(())
+                    Some(true)
+                })?
             }
             b"paths" => {
-                req.paths = r.list(depth + 1, |r, depth| {
-                    let mut p = PathEntry::default();
-                    r.object(depth, |r, key, depth| {
+                req.paths = r.list(d, |r, d| {
+                    r.record(d, |r, key, p: &mut PathEntry, _| {
                         match key {
                             b"path" => p.path = r.string()?,
                             b"resolved" => p.resolved = r.string()?,
                             b"access" => p.access = r.string()?,
                             b"insideCwd" => p.inside_cwd = r.boolean()?,
-                            _ => return r.skip(depth + 1),
+                            _ => return Some(false),
                         }
-                        Some(())
-                    })?;
-                    Some(p)
-                })?;
-                Some(())
+                        Some(true)
+                    })
+                })?
             }
             b"config" => {
                 let start = r.i;
@@ -164,15 +143,15 @@ pub fn read<'a>(b: &'a [u8], known: Option<&'a [u8]>) -> F<(Request, Found)> {
                         found.known = true;
                     }
                     _ => {
-                        r.skip(depth + 1)?;
+                        r.skip(d)?;
                         found.known = false;
                     }
                 }
                 found.config = Some((start, r.i));
-                Some(())
             }
-            _ => r.skip(depth + 1),
+            _ => r.skip(d)?,
         }
+        Some(())
     })?;
     r.ws();
     if r.i != b.len() {
@@ -208,19 +187,29 @@ impl<'a> Reader<'a> {
     fn null(&mut self) -> bool {
         self.word(b"null")
     }
-    /// An object read into v by f, or null for nothing; either way
-    /// whatever an earlier member of the same key put in v is gone.
-    fn nullable<T: Default>(&mut self, v: &mut T, f: impl FnOnce(&mut Self, &mut T) -> F<()>) -> F<()> {
-        *v = T::default();
+    /// The object here, depth deep, as a T: set is given each member's
+    /// key and the depth of its value, reads the value into the T and says
+    /// true, or says false and the member is skipped. A repeated key is
+    /// read again, so the last one wins, as in the tree reader.
+    fn record<T: Default>(&mut self, depth: usize, mut set: impl FnMut(&mut Self, &'a [u8], &mut T, usize) -> F<bool>) -> F<T> {
+        let mut v = T::default();
+        self.object(depth, |r, key, depth| {
+            if !set(r, key, &mut v, depth + 1)? {
+                r.skip(depth + 1)?;
+            }
+            Some(())
+        })?;
+        Some(v)
+    }
+    /// record, or None for null.
+    fn optional<T: Default>(&mut self, depth: usize, set: impl FnMut(&mut Self, &'a [u8], &mut T, usize) -> F<bool>) -> F<Option<T>> {
         if self.null() {
-            return Some(());
+            return Some(None);
         }
-        f(self, v)
+        self.record(depth, set).map(Some)
     }
     /// The members of the object here, depth deep, each given to f with
-    /// its key, to read its value. A key that comes twice is read twice,
-    /// so the last one wins, as in the tree reader; an object read into a
-    /// field is started afresh each time (f resets it).
+    /// its key, to read its value.
     fn object(&mut self, depth: usize, mut f: impl FnMut(&mut Self, &'a [u8], usize) -> F<()>) -> F<()> {
         if depth > 10000 || !self.eat(b'{') {
             return None;
@@ -399,47 +388,41 @@ impl<'a> Reader<'a> {
         self.list(0, |r, _| r.string())
     }
     fn command(&mut self, depth: usize) -> F<Command> {
-        let mut c = Command::default();
-        self.object(depth, |r, key, depth| {
+        self.record(depth, |r, key, c: &mut Command, d| {
             match key {
                 b"argv" => c.argv = r.strings()?,
                 b"wrappers" => c.wrappers = r.strings()?,
                 b"dynamic" => c.dynamic = r.boolean()?,
-                b"pipeline" => c.pipeline = r.int(depth + 1)?,
-                b"stage" => c.stage = r.int(depth + 1)?,
+                b"pipeline" => c.pipeline = r.int(d)?,
+                b"stage" => c.stage = r.int(d)?,
                 b"assignments" => {
-                    c.assignments = r.list(depth + 1, |r, depth| {
-                        let (mut name, mut value) = (String::new(), String::new());
-                        r.object(depth, |r, key, depth| {
+                    c.assignments = r.list(d, |r, d| {
+                        r.record(d, |r, key, nv: &mut (String, String), _| {
                             match key {
-                                b"name" => name = r.string()?,
-                                b"value" => value = r.string()?,
-                                _ => return r.skip(depth + 1),
+                                b"name" => nv.0 = r.string()?,
+                                b"value" => nv.1 = r.string()?,
+                                _ => return Some(false),
                             }
-                            Some(())
-                        })?;
-                        Some((name, value))
+                            Some(true)
+                        })
                     })?
                 }
                 b"redirects" => {
-                    c.redirects = r.list(depth + 1, |r, depth| {
-                        let mut rd = Redirect::default();
-                        r.object(depth, |r, key, depth| {
+                    c.redirects = r.list(d, |r, d| {
+                        r.record(d, |r, key, rd: &mut Redirect, _| {
                             match key {
                                 b"op" => rd.op = r.string()?,
                                 b"target" => rd.target = r.string()?,
                                 b"write" => rd.write = r.boolean()?,
-                                _ => return r.skip(depth + 1),
+                                _ => return Some(false),
                             }
-                            Some(())
-                        })?;
-                        Some(rd)
+                            Some(true)
+                        })
                     })?
                 }
-                _ => return r.skip(depth + 1),
+                _ => return Some(false),
             }
-            Some(())
-        })?;
-        Some(c)
+            Some(true)
+        })
     }
 }

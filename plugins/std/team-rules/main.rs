@@ -619,12 +619,8 @@ impl<'a> Call<'a> {
         }
     }
 
-    fn globs(&mut self, r: &Rule) -> Rc<Vec<Glob>> {
-        rule_globs(r)
-    }
-
     fn path_matching(&mut self, r: &Rule, allow: bool) -> Option<String> {
-        let globs = self.globs(r);
+        let globs = rule_globs(r);
         self.paths.iter().find(|t| path_matches(t, &globs, &r.access, allow)).map(|t| t.path.clone())
     }
 
@@ -653,7 +649,7 @@ impl<'a> Call<'a> {
             if self.paths.is_empty() && self.req.shell.is_none() {
                 return false;
             }
-            let globs = self.globs(r);
+            let globs = rule_globs(r);
             if !self.paths.iter().all(|t| path_matches(t, &globs, &r.access, true)) {
                 return false;
             }
@@ -1028,12 +1024,10 @@ fn rule_globs(r: &Rule) -> Rc<Vec<Glob>> {
     }
 }
 
+/// The segments of p between its slashes, leading and trailing ones
+/// aside.
 fn split_path(p: &str) -> Vec<&str> {
-    let p = p.trim_matches('/');
-    if p.is_empty() {
-        return Vec::new();
-    }
-    p.split('/').collect()
+    split_ranges(p).into_iter().map(|(a, b)| &p[a..b]).collect()
 }
 
 /// split_path, as the ranges of the segments in p.
