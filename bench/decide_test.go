@@ -200,6 +200,12 @@ func BenchmarkDecide(b *testing.B) {
 		p := loadProcess(b, fixture(b, "good"), "", 1)
 		decideLoopProcess(b, func() error { return p.Call(ctx, req).Err })
 	})
+	// The same constant plugin behind the wall, each side parking on Go's
+	// poller at once instead of polling the pipe first.
+	b.Run("permhost-process-park", func(b *testing.B) {
+		p := loadProcessPolling(b, fixture(b, "good"), "", 1, -1)
+		decideLoopProcess(b, func() error { return p.Call(ctx, req).Err })
+	})
 	b.Run("team-rules-process", func(b *testing.B) {
 		p := loadProcess(b, examplePlugin(b, "team-rules"), teamRulesConfig, 1)
 		decideLoopProcess(b, func() error { return p.Call(ctx, req).Err })

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +24,12 @@ import (
 // loadProcess is load for a plugin behind the process wall: the same
 // options, in a worker child.
 func loadProcess(tb testing.TB, path string, config string, pool int) *worker.Plugin {
+	return loadProcessPolling(tb, path, config, pool, 0)
+}
+
+// loadProcessPolling is loadProcess with worker.Options.PollFor: negative
+// to park at once.
+func loadProcessPolling(tb testing.TB, path string, config string, pool int, pollFor time.Duration) *worker.Plugin {
 	tb.Helper()
 	ctx := context.Background()
 	opts := host.Options{Path: path, CacheDir: cacheDir(tb), PoolSize: pool,
@@ -30,7 +37,7 @@ func loadProcess(tb testing.TB, path string, config string, pool int) *worker.Pl
 	if config != "" {
 		opts.Config = json.RawMessage(config)
 	}
-	p, err := worker.Load(ctx, worker.Options{Plugin: opts})
+	p, err := worker.Load(ctx, worker.Options{Plugin: opts, PollFor: pollFor})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -88,12 +95,24 @@ func timeToFallback(b *testing.B, name string, want []host.Kind, decide func() e
 // rows spend theirs in this process, where ns/op shows it).
 func decideLoopProcess(b *testing.B, decide func() error) {
 	b.Helper()
-	before := workerCPU()
+	before, parentBefore := workerCPU(), ownCPU()
 	decideLoop(b, decide)
 	b.StopTimer()
 	if after := workerCPU(); after > before {
 		b.ReportMetric(float64((after-before).Microseconds())/float64(b.N), "child-cpu-µs/op")
 	}
+	if after := ownCPU(); after > parentBefore {
+		b.ReportMetric(float64((after-parentBefore).Microseconds())/float64(b.N), "parent-cpu-µs/op")
+	}
+}
+
+// ownCPU is the CPU time (user and system) of this process so far.
+func ownCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // workerCPU is the CPU time (user and system) of this process's plugin

@@ -88,6 +88,11 @@ type Options struct {
 	// LoadTimeout bounds starting a child and loading the plugin in it;
 	// 0 means DefaultLoadTimeout.
 	LoadTimeout time.Duration
+	// PollFor is how long each side, waiting for the other's next frame,
+	// polls the pipe before it parks: 0 means DefaultPollFor, a negative
+	// value parks at once, and at most 1 ms. Machines with one CPU never
+	// poll.
+	PollFor time.Duration
 }
 
 // Plugin is a plugin loaded in a child process. Its methods are safe for
@@ -110,6 +115,7 @@ type Plugin struct {
 	addressBudget uint64 // added to the measured footprint
 	cpuTime       time.Duration
 	loadBudget    time.Duration
+	pollFor       time.Duration // 0: park at once
 
 	lifetime    context.Context
 	endLifetime context.CancelFunc
@@ -194,6 +200,16 @@ func newPlugin(opts Options) (*Plugin, error) {
 	if p.cpuTime < 0 || p.loadBudget < 0 {
 		return nil, bad("negative CPUTime or LoadTimeout")
 	}
+	if opts.PollFor > maxPollFor {
+		return nil, bad("PollFor %v exceeds %v", opts.PollFor, maxPollFor)
+	}
+	// With one CPU the other side cannot answer while this one polls.
+	switch p.pollFor = opts.PollFor; {
+	case p.pollFor < 0 || runtime.NumCPU() < 2:
+		p.pollFor = 0
+	case p.pollFor == 0:
+		p.pollFor = DefaultPollFor
+	}
 	p.exe = opts.Executable
 	if p.exe == "" {
 		if !enabled.Load() {
@@ -264,7 +280,7 @@ func newPlugin(opts Options) (*Plugin, error) {
 		level = slog.LevelDebug
 	}
 	p.loadMsg = loadMsg{Protocol: protocolVersion, Name: p.name, Path: path, Wasm: o.Wasm, SHA256: o.SHA256,
-		Config: o.Config, Limits: o.Limits, CacheDir: cacheDir, PoolSize: o.PoolSize, LogLevel: level}
+		Config: o.Config, Limits: o.Limits, CacheDir: cacheDir, PoolSize: o.PoolSize, LogLevel: level, PollFor: p.pollFor}
 	return p, nil
 }
 

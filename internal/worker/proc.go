@@ -131,7 +131,7 @@ func (p *Plugin) spawn(ctx context.Context) (*proc, *readyMsg, *host.Error) {
 		errR.Close()
 		return nil, nil, p.fail(host.KindLoad, fmt.Errorf("start plugin worker: %w", err))
 	}
-	c := &proc{p: p, cmd: cmd, pid: cmd.Process.Pid, stdin: inW, stdout: bufio.NewReaderSize(outR, 64<<10), rfile: outR,
+	c := &proc{p: p, cmd: cmd, pid: cmd.Process.Pid, stdin: inW, stdout: bufio.NewReaderSize(newPollReader(outR, p.pollFor), 64<<10), rfile: outR,
 		wlock: make(chan struct{}, 1), calls: map[uint64]*pending{},
 		reader: readerBackground, bgTurn: make(chan struct{}, 1), gone: make(chan struct{}),
 		dead: make(chan struct{}), done: make(chan struct{})}

@@ -56,7 +56,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, errOut io.Writer) i
 	if err := s.send(frameHello, 0, hello); err != nil {
 		return fail("hello: %v", err)
 	}
-	r := bufio.NewReaderSize(pollable(in), 64<<10)
+	src := pollable(in)
+	r := bufio.NewReaderSize(src, 64<<10)
 	typ, _, payload, err := readFrame(r, func(byte) int { return maxLoadBytes })
 	if err != nil || typ != frameLoad {
 		return fail("want a load frame, got %q: %v", typ, err)
@@ -67,6 +68,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, errOut io.Writer) i
 	}
 	if lm.Protocol != protocolVersion {
 		return fail("parent speaks protocol %d, this worker %d", lm.Protocol, protocolVersion)
+	}
+	if pr, ok := src.(*pollReader); ok && lm.PollFor > 0 {
+		pr.pollFor = lm.PollFor // from now on: requests
 	}
 	// The host's notes (cache repairs, instances not made) go to stderr,
 	// for the parent's log; the plugin's own logs travel in each answer,
@@ -115,7 +119,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, errOut io.Writer) i
 // blocks in the kernel keeps its thread's P, so the goroutine just started
 // for a request would wait for the scheduler's monitor to take the P back
 // (tens of microseconds to milliseconds); a read through the poller parks
-// instead, and the call runs at once.
+// instead, and the call runs at once. The file is a [pollReader] that does
+// not poll until the load frame says so.
 func pollable(in io.Reader) io.Reader {
 	f, ok := in.(*os.File)
 	if !ok {
@@ -130,7 +135,7 @@ func pollable(in io.Reader) io.Reader {
 	if err := sc.Control(func(d uintptr) { fd, serr = d, syscall.SetNonblock(int(d), true) }); err != nil || serr != nil {
 		return in
 	}
-	return os.NewFile(fd, f.Name())
+	return newPollReader(os.NewFile(fd, f.Name()), 0)
 }
 
 type server struct {

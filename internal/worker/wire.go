@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/permhost/permhost/abi"
 	"github.com/permhost/permhost/host"
@@ -84,6 +85,9 @@ type loadMsg struct {
 	CacheDir string          `json:"cacheDir,omitempty"`
 	PoolSize int             `json:"poolSize,omitempty"`
 	LogLevel slog.Level      `json:"logLevel"`
+	// PollFor is how long the child polls for the next request before it
+	// parks (Options.PollFor).
+	PollFor time.Duration `json:"pollFor,omitempty"`
 }
 
 func (m *loadMsg) options() host.Options {

@@ -56,11 +56,25 @@ func (r *report) pairedMedian(a, b string, f func(a, b float64) float64) float64
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
-// processNote is the measured reason for the process wall's cost.
+// processNote is the measured reason for the process wall's cost, beside
+// its alternative (parking at once) and a decision after a pause.
 func (r *report) processNote(added float64) string {
 	n := fmt.Sprintf("the wall added %.1f µs per decision in this run", added)
 	if cpu := "bench.Decide/permhost-process.child-cpu-µs/op"; r.has(cpu) {
 		n += fmt.Sprintf(", of which the worker child spent %.1f µs of CPU", r.median(cpu))
 	}
-	return n + "; RATIONALE.md (\"The host's own cost per decision\") has the profile of both sides"
+	const inProc, park = "bench.Decide/permhost.ns/op", "bench.Decide/permhost-process-park.ns/op"
+	if r.has(park) {
+		n += fmt.Sprintf("; with each side parking at once instead of polling the pipe for up to 100 µs first, it added %.1f µs",
+			r.pairedMedian(park, inProc, func(a, b float64) float64 { return (a - b) / 1e3 }))
+	}
+	const idle, idleIn, idlePark = "bench.DecideIdle/permhost-process.ns/op", "bench.DecideIdle/permhost.ns/op", "bench.DecideIdle/permhost-process-park.ns/op"
+	if r.has(idle) && r.has(idleIn) {
+		n += fmt.Sprintf("; one decision after a 2 ms pause took %.1f µs behind the wall", r.median(idle)/1e3)
+		if r.has(idlePark) {
+			n += fmt.Sprintf(" (parking at once: %.1f µs)", r.median(idlePark)/1e3)
+		}
+		n += fmt.Sprintf(" against %.1f µs in process", r.median(idleIn)/1e3)
+	}
+	return n + "; RATIONALE.md (\"The process wall: polling before parking\") has the measurements"
 }

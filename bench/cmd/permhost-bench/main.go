@@ -592,6 +592,7 @@ func (r *runner) goBench(rep *report) error {
 	count := strconv.Itoa(r.runs)
 	return r.goTests(rep, "20m", [][]string{
 		{"-bench", "^BenchmarkDecide$", "-benchtime", "1s", "-count", count, "./bench/"},
+		{"-bench", "^BenchmarkDecideIdle$", "-benchtime", "300x", "-count", count, "./bench/"},
 		{"-bench", "^BenchmarkThroughput$", "-benchtime", "2s", "-count", count, "./bench/"},
 		{"-bench", "^BenchmarkFallback(Process)?$", "-benchtime", "200x", "-count", "1", "./bench/"},
 		{"-bench", "^BenchmarkLoadFailure(Process)?$", "-benchtime", "10x", "-count", "1", "./bench/"},
