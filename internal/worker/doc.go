@@ -30,6 +30,11 @@
 // limit the child asks to be replaced, at the hard limit the kernel kills
 // it).
 //
+// Each side, waiting for the other's next frame, polls the pipe for up to
+// [Options.PollFor] (100 µs by default), giving up its CPU between tries,
+// before it parks: a warm decision's answer is usually back sooner than a
+// parked thread is woken. The polling counts in the child's CPU time.
+//
 // Process isolation needs Linux; elsewhere [Load] fails with
 // [ErrUnsupported].
 //
