@@ -23,12 +23,19 @@ const maxPollFor = time.Millisecond
 // next request of a burst) is often on the pipe well within that time.
 // The polling yields the CPU between tries, so that the other side, if
 // the kernel woke it on this CPU, runs at once. See RATIONALE.md ("The
-// process wall: polling before parking").
+// host's own cost per decision", Process wall, third pass). Used by one
+// goroutine at a time.
 type pollReader struct {
 	f       *os.File
 	rc      syscall.RawConn
 	pollFor time.Duration // 0: park at once
 	sharesP bool          // GOMAXPROCS is 1 (the child)
+
+	// The read in progress, for pollFd, made once: a closure per read
+	// cost two allocations on every decision's path.
+	buf    []byte
+	got    int
+	pollFd func(fd uintptr)
 }
 
 // newPollReader reads f, a pipe in non-blocking mode, as pollReader does.
@@ -37,16 +44,20 @@ func newPollReader(f *os.File, pollFor time.Duration) io.Reader {
 	if err != nil {
 		return f
 	}
-	return &pollReader{f: f, rc: rc, pollFor: pollFor, sharesP: runtime.GOMAXPROCS(0) == 1}
+	r := &pollReader{f: f, rc: rc, pollFor: pollFor, sharesP: runtime.GOMAXPROCS(0) == 1}
+	r.pollFd = func(fd uintptr) { r.got = poll(fd, r.buf, r.pollFor, r.sharesP) }
+	return r
 }
 
 func (r *pollReader) Read(p []byte) (int, error) {
 	if r.pollFor > 0 && len(p) > 0 {
-		n := 0
 		// Control keeps the descriptor open meanwhile. What the polling
 		// does not read (the end, an error, nothing in time) the file's
 		// own Read reads, with its deadline and its errors.
-		_ = r.rc.Control(func(fd uintptr) { n = poll(fd, p, r.pollFor, r.sharesP) })
+		r.buf, r.got = p, 0
+		_ = r.rc.Control(r.pollFd)
+		n := r.got
+		r.buf = nil
 		if n > 0 {
 			return n, nil
 		}
