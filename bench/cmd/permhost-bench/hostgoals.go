@@ -5,6 +5,10 @@ import (
 	"slices"
 )
 
+// inProc is the constant plugin's warm decision in process, the floor of
+// both host goals and of the process wall's note.
+const inProc = "bench.Decide/permhost.ns/op"
+
 // hostGoals are issue #20's goals for the host's own cost, each judged
 // against its floor measured in the same run (BenchmarkDecide): the
 // constant plugin through host.Plugin.Decide against the raw wazero call of
@@ -12,11 +16,7 @@ import (
 // in process. Absent when BenchmarkDecide did not run.
 func (r *report) hostGoals() []goal {
 	var g []goal
-	const (
-		inProc  = "bench.Decide/permhost.ns/op"
-		raw     = "bench.Decide/wazero-raw.ns/op"
-		process = "bench.Decide/permhost-process.ns/op"
-	)
+	const raw, process = "bench.Decide/wazero-raw.ns/op", "bench.Decide/permhost-process.ns/op"
 	if r.has(inProc) && r.has(raw) {
 		q := r.pairedMedian(inProc, raw, func(a, b float64) float64 { return a / b })
 		g = append(g, goal{name: "Warm constant plugin (`Plugin.Decide`: encode, call under the deadline, decode, validate) vs the raw wazero call, same run",
@@ -63,7 +63,7 @@ func (r *report) processNote(added float64) string {
 	if cpu := "bench.Decide/permhost-process.child-cpu-µs/op"; r.has(cpu) {
 		n += fmt.Sprintf(", of which the worker child spent %.1f µs of CPU", r.median(cpu))
 	}
-	const inProc, park = "bench.Decide/permhost.ns/op", "bench.Decide/permhost-process-park.ns/op"
+	const park = "bench.Decide/permhost-process-park.ns/op"
 	if r.has(park) {
 		n += fmt.Sprintf("; with each side parking at once instead of polling the pipe for up to 100 µs first, it added %.1f µs",
 			r.pairedMedian(park, inProc, func(a, b float64) float64 { return (a - b) / 1e3 }))
@@ -76,5 +76,5 @@ func (r *report) processNote(added float64) string {
 		}
 		n += fmt.Sprintf(" against %.1f µs in process", r.median(idleIn)/1e3)
 	}
-	return n + "; RATIONALE.md (\"The process wall: polling before parking\") has the measurements"
+	return n + "; RATIONALE.md (\"The host's own cost per decision\", Process wall, third pass) has the measurements"
 }
