@@ -297,10 +297,9 @@ var errDecideCut = fmt.Errorf("%w: decide frame cut short", ErrProtocol)
 // parseDecide splits a decide payload into the options and the request's
 // JSON.
 func parseDecide(b []byte) ([]abi.Option, []byte, error) {
-	short := errDecideCut
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64((len(b)-k)/3) { // an option takes at least three bytes
-		return nil, nil, short
+		return nil, nil, errDecideCut
 	}
 	b = b[k:]
 	next := func() (string, bool) {
@@ -316,11 +315,11 @@ func parseDecide(b []byte) ([]abi.Option, []byte, error) {
 	for range n {
 		id, ok := next()
 		if !ok {
-			return nil, nil, short
+			return nil, nil, errDecideCut
 		}
 		kind, ok := next()
 		if !ok || len(b) == 0 {
-			return nil, nil, short
+			return nil, nil, errDecideCut
 		}
 		f := b[0]
 		b = b[1:]
