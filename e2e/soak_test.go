@@ -5,10 +5,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -57,15 +57,15 @@ func TestSoak(t *testing.T) {
 		total.add(s)
 	}
 	elapsed := time.Since(start)
-	t.Logf("soak: %d messages (%d agent→editor, %d editor→agent), %d permission requests in %v: %d decided by the plugin, %d to the editor, %d fell back after a plugin failure, %d cancelled, %d quarantine fallbacks; agent restarted once",
-		total.in+total.out, total.in, total.out, total.perms, elapsed.Round(time.Millisecond), total.decided, total.forwarded, total.failed, total.cancelled, total.quarantined)
+	t.Logf("soak: %d messages (%d agent→editor, %d editor→agent), %d permission requests in %v: %d decided by the plugin, %d to the editor, %d fell back after a plugin failure, %d cancelled, %d quarantine fallbacks, %d of the plugin's own decisions past the deadline; agent restarted once",
+		total.in+total.out, total.in, total.out, total.perms, elapsed.Round(time.Millisecond), total.decided, total.forwarded, total.failed, total.cancelled, total.quarantined, total.slow)
 	t.Logf("soak: proxy RSS %s; threads %s; open fds %s", total.rss, total.threads, total.fds)
 	if total.in+total.out < messages || total.perms != perms/2*2 {
 		t.Errorf("soak exchanged %d messages and %d permission requests; want about %d and %d", total.in+total.out, total.perms, messages, perms)
 	}
 	if path := os.Getenv("PERMHOST_SOAK_REPORT"); path != "" {
-		md := fmt.Sprintf("## Endurance (`make soak`)\n\n`PERMHOST_SOAK=long go test -run TestSoak ./e2e` on %s, %d CPUs, load average %s: %d messages (%d agent→editor, %d editor→agent) and %d permission requests through the real binary in %v, with a plugin (`e2e/testdata/soak/chaos.wasm`) that traps, times out (20 ms deadline) or writes invalid JSON on %d requests chosen at random, %d random `session/cancel`s, and one agent crash and restart halfway.\n\n- Nothing lost or reordered: every tick and line arrived in order, every request was answered exactly once, with the answer its path implies (%d decided by the plugin, %d forwarded to the editor, %d fallbacks with only the one-time options after a failure, %d while the plugin was quarantined after three failures in a row, also with only the one-time options).\n- Proxy RSS (first sample → peak → last, per segment): %s.\n- Proxy threads: %s; open fds: %s.\n",
-			time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), loadAverage(), total.in+total.out, total.in, total.out, total.perms, elapsed.Round(time.Second), total.failed, total.cancelled, total.decided, total.forwarded, total.failed, total.quarantined, total.rss, total.threads, total.fds)
+		md := fmt.Sprintf("## Endurance (`make soak`)\n\n`PERMHOST_SOAK=long go test -run TestSoak ./e2e` on %s, %d CPUs, load average %s: %d messages (%d agent→editor, %d editor→agent) and %d permission requests through the real binary in %v, with a plugin (`e2e/testdata/soak/chaos.wasm`) that traps, times out (20 ms deadline) or writes invalid JSON on %d requests chosen at random, %d random `session/cancel`s, and one agent crash and restart halfway.\n\n- Nothing lost or reordered: every tick and line arrived in order, every request was answered exactly once, with the answer its path implies (%d decided by the plugin, %d forwarded to the editor, %d fallbacks with only the one-time options after a failure, %d while the plugin was quarantined after three failures in a row and %d allows or rejects that missed the deadline themselves, also with only the one-time options).\n- Proxy RSS (first sample → peak → last, per segment): %s.\n- Proxy threads: %s; open fds: %s.\n",
+			time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), loadAverage(), total.in+total.out, total.in, total.out, total.perms, elapsed.Round(time.Second), total.failed, total.cancelled, total.decided, total.forwarded, total.failed, total.quarantined, total.slow, total.rss, total.threads, total.fds)
 		if err := os.WriteFile(path, []byte(md), 0o644); err != nil {
 			t.Error(err)
 		}
@@ -73,8 +73,8 @@ func TestSoak(t *testing.T) {
 }
 
 type soakTotals struct {
-	in, out, perms, decided, forwarded, failed, cancelled, quarantined int
-	rss, threads, fds                                                  string
+	in, out, perms, decided, forwarded, failed, cancelled, quarantined, slow int
+	rss, threads, fds                                                        string
 }
 
 func (t *soakTotals) add(s soakTotals) {
@@ -86,6 +86,7 @@ func (t *soakTotals) add(s soakTotals) {
 	t.failed += s.failed
 	t.cancelled += s.cancelled
 	t.quarantined += s.quarantined
+	t.slow += s.slow
 	join := func(a, b string) string {
 		if a == "" {
 			return b
@@ -143,7 +144,7 @@ func marker(title string) byte {
 	return title[i+6]
 }
 
-func runSoakSegment(t *testing.T, agent, cfg string, env []string, lines, perms int, seed uint64, crash bool) soakTotals {
+func runSoakSegment(t *testing.T, agent, cfg string, env []string, lines, perms int, seed uint64, crash bool) (s soakTotals) {
 	t.Helper()
 	args := []string{"proxy", "--config", cfg, "--", agent, "-lines", strconv.Itoa(lines), "-permissions", strconv.Itoa(perms), "-seed", strconv.FormatUint(seed, 10)}
 	if crash {
@@ -167,30 +168,37 @@ func runSoakSegment(t *testing.T, agent, cfg string, env []string, lines, perms 
 	killer := time.AfterFunc(15*time.Minute, func() { cmd.Process.Kill() })
 	defer killer.Stop()
 	pid := cmd.Process.Pid
-	in := bufio.NewReaderSize(stdoutPipe, 1<<16)
+	// The editor reads permhost's output on a goroutine of its own, as an
+	// editor does, and parses it here: the proxy's RSS then measures what
+	// it keeps, not the agent's lines it holds (up to its writer's bound)
+	// while this loop parses on a loaded machine.
+	from := make(chan readLine, lines+perms+1024)
+	go readLines(bufio.NewReaderSize(stdoutPipe, 1<<16), from)
 	out := bufio.NewWriterSize(stdinPipe, 1<<16)
 	send := func(format string, a ...any) {
 		fmt.Fprintf(out, format+"\n", a...)
 	}
 
-	var s soakTotals
 	lastSeq, ticks := -1, 0
 	decided := map[string]string{}      // tool call id -> plugin's option
 	forwarded := map[string][]string{}  // tool call id -> options shown
 	editorAnswer := map[string]string{} // request id -> what the agent must get
 	markers := map[string]byte{}        // tool call id -> marker
+	titles := map[string]string{}       // tool call id -> title
 	var samples [][3]int                // rss KiB, threads, fds
+	var fellBack []string               // titles of allows and rejects that reached the editor
 	var report *soakLine
 	for report == nil {
-		if in.Buffered() == 0 {
+		if len(from) == 0 {
 			if err := out.Flush(); err != nil {
 				t.Fatalf("writing to permhost: %v\n%s", err, stderr)
 			}
 		}
-		line, err := in.ReadBytes('\n')
-		if err != nil {
-			t.Fatalf("permhost's output ended (%v) before the agent's report\n%s", err, stderr)
+		r := <-from
+		if r.err != nil {
+			t.Fatalf("permhost's output ended (%v) before the agent's report\n%s", r.err, stderr)
 		}
+		line := r.line
 		s.in++
 		if s.in%(lines/10+1) == 0 {
 			samples = append(samples, procSample(pid))
@@ -233,6 +241,7 @@ func runSoakSegment(t *testing.T, agent, cfg string, env []string, lines, perms 
 			}
 			forwarded[tc] = ids
 			markers[tc] = marker(m.Params.ToolCall.Title)
+			titles[tc] = m.Params.ToolCall.Title
 			var id string
 			json.Unmarshal(m.ID, &id)
 			switch {
@@ -299,7 +308,7 @@ func runSoakSegment(t *testing.T, agent, cfg string, env []string, lines, perms 
 				if !stripped {
 					t.Errorf("%s (chaos:%c) reached the editor with %v", id, mk, shown)
 				}
-				s.quarantined++
+				fellBack = append(fellBack, titles[tc])
 			}
 			if got != editorAnswer[id] {
 				t.Errorf("%s (chaos:%c): the editor answered, the agent got %q, want %q", id, mk, got, editorAnswer[id])
@@ -309,14 +318,10 @@ func runSoakSegment(t *testing.T, agent, cfg string, env []string, lines, perms 
 		}
 	}
 	s.perms = perms
-	// Three failures in a row in completion order (a timeout finishing
-	// among later traps) quarantine the plugin for 30 s: its allows and
-	// rejects then fall back, with the one-time options only (checked
-	// above). The plugin must still have decided most of them.
-	if s.decided < (s.decided+s.quarantined)/2 {
-		t.Errorf("the plugin decided %d requests, %d more fell back while it was quarantined", s.decided, s.quarantined)
-	}
 	s.rss, s.threads, s.fds = flatness(t, samples)
+	// Why allows and rejects fell back is in permhost's log, complete once
+	// it has exited.
+	defer func() { s.quarantined, s.slow = whyFellBack(t, stderr.String(), fellBack) }()
 
 	if crash {
 		// The agent exits 3 on this prompt without answering it: the
@@ -327,14 +332,13 @@ func runSoakSegment(t *testing.T, agent, cfg string, env []string, lines, perms 
 			t.Fatal(err)
 		}
 		gotError := false
-		for {
-			line, err := in.ReadBytes('\n')
-			if err != nil {
+		for r := range from {
+			if r.err != nil {
 				break
 			}
 			s.in++
 			var m soakLine
-			if json.Unmarshal(line, &m) == nil && string(m.ID) == `"prompt-1"` && m.Error != nil {
+			if json.Unmarshal(r.line, &m) == nil && string(m.ID) == `"prompt-1"` && m.Error != nil {
 				gotError = true
 			}
 		}
@@ -348,11 +352,85 @@ func runSoakSegment(t *testing.T, agent, cfg string, env []string, lines, perms 
 		return s
 	}
 	stdinPipe.Close()
-	io.Copy(io.Discard, in)
+	for range from {
+	}
 	if code := pxWaitExit(t, cmd, 30*time.Second); code != 0 {
 		t.Errorf("permhost exited %d\n%s", code, stderr)
 	}
 	return s
+}
+
+// readLine is a line of permhost's output, or the error that ended it.
+type readLine struct {
+	line []byte
+	err  error
+}
+
+// readLines sends each line r reads to lines, then the error that ended
+// them, and closes lines.
+func readLines(r *bufio.Reader, lines chan<- readLine) {
+	defer close(lines)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			lines <- readLine{err: err}
+			return
+		}
+		lines <- readLine{line: line}
+	}
+}
+
+var (
+	loggedTool     = regexp.MustCompile(`tool="((?:[^"\\]|\\.)*)"`)
+	loggedFallback = regexp.MustCompile(`fallback="((?:[^"\\]|\\.)*)"`)
+)
+
+// whyFellBack reads in permhost's log why each of the plugin's allows and
+// rejects (by tool title) reached the editor. Three failures in a row in
+// completion order quarantine the plugin for 30 s, and they happen: two
+// timeouts that started in one burst of requests end together, around a
+// trap. The requests then fall back while the plugin is quarantined, which
+// the log must say, beside its warning. On a loaded machine a decision may
+// also miss the 20 ms deadline itself. Any other reason is a mistake.
+func whyFellBack(t *testing.T, log string, titles []string) (quarantined, slow int) {
+	t.Helper()
+	why := map[string]string{}
+	warned := false
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, `msg="plugin quarantined after repeated failures"`) {
+			if !strings.Contains(line, " failures=3 ") {
+				t.Errorf("quarantined after other than three failures: %s", line)
+			}
+			warned = true
+		}
+		if !strings.Contains(line, `msg="permission decided"`) {
+			continue
+		}
+		if tool := loggedTool.FindStringSubmatch(line); tool != nil {
+			fallback := ""
+			if f := loggedFallback.FindStringSubmatch(line); f != nil {
+				fallback = f[1]
+			}
+			why[tool[1]] = fallback
+		}
+	}
+	for _, title := range titles {
+		fallback, logged := why[title]
+		switch {
+		case !logged:
+			t.Errorf("%q reached the editor and its decision is not in the log", title)
+		case strings.Contains(fallback, "is quarantined after repeated failures"):
+			quarantined++
+		case strings.Contains(fallback, "timeout: "):
+			slow++
+		default:
+			t.Errorf("%q, which the plugin decides, reached the editor for another reason: %q", title, fallback)
+		}
+	}
+	if quarantined > 0 && !warned {
+		t.Errorf("%d requests fell back while the plugin was quarantined, and the log has no quarantine warning", quarantined)
+	}
+	return quarantined, slow
 }
 
 // procSample reads a process's resident set (KiB), threads and open fds.
