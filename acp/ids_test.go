@@ -166,29 +166,74 @@ func TestReusedIDAfterWithdrawal(t *testing.T) {
 		}
 		return forward.RequestPermission(ctx, req, c)
 	})})
-	second := strings.Replace(permReq(`3`), `"t1"`, `"t2"`, 1)
-	for _, lateFirst := range []bool{false, true} {
-		h.sendAgent(permReq(`3`))
-		expect(t, "shown", h.clientGets(), permReq(`3`))
+	// Each case under an id of its own: the first leaves the client
+	// holding one of its two requests, unanswered.
+	for id, lateFirst := range map[string]bool{`3`: false, `5`: true} {
+		second := strings.Replace(permReq(id), `"t1"`, `"t2"`, 1)
+		withdrawal := `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":` + id + `}}` + "\n"
+		h.sendAgent(permReq(id))
+		expect(t, "shown", h.clientGets(), permReq(id))
 		withdraw <- struct{}{}
-		expect(t, "withdrawn", h.clientGets(), `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}`+"\n")
-		expect(t, "the plugin's answer", h.agentGets(), selected(`3`, "reject"))
+		expect(t, "withdrawn", h.clientGets(), withdrawal)
+		expect(t, "the plugin's answer", h.agentGets(), selected(id, "reject"))
 		if lateFirst {
-			h.sendClient(selected(`3`, "allow"))
+			h.sendClient(selected(id, "allow"))
 			h.syncBoth()
 		}
 		h.sendAgent(second)
 		expect(t, "the second shown", h.clientGets(), second)
-		h.sendClient(selected(`3`, "allow"))
-		want := cancelled(`3`)
+		h.sendClient(selected(id, "allow"))
+		want := cancelled(id)
 		if lateFirst {
-			want = selected(`3`, "allow")
+			want = selected(id, "allow")
 		} else {
-			expect(t, "the second withdrawn too", h.clientGets(), `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}`+"\n")
+			expect(t, "the second withdrawn too", h.clientGets(), withdrawal)
 		}
 		expect(t, "late answer first: "+jsonBool(lateFirst), h.agentGets(), want)
 		h.syncBoth()
 	}
+}
+
+// TestWithdrawnTwiceUnderOneID: the client holds two withdrawn requests
+// under one id (the agent reused it while the first was shown, then a
+// plugin decided the second); after one answer the other may still come,
+// so an answer under the id to a third request applies to neither: the
+// older one's late answer never becomes a newer request's.
+func TestWithdrawnTwiceUnderOneID(t *testing.T) {
+	withdraw := make(chan struct{}, 1)
+	h := newHarness(t, Options{Handler: HandlerFunc(func(ctx context.Context, req *PermissionRequest, c Client) (Response, error) {
+		if !strings.Contains(string(req.Params), `"t2"`) {
+			return forward.RequestPermission(ctx, req, c)
+		}
+		askCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() { <-withdraw; cancel() }()
+		if _, err := c.Ask(askCtx, nil); err != nil {
+			return Response{Result: json.RawMessage(`{"outcome":{"outcome":"selected","optionId":"reject"}}`)}, nil
+		}
+		return forward.RequestPermission(ctx, req, c)
+	})})
+	withdrawal := `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}` + "\n"
+	second := strings.Replace(permReq(`3`), `"t1"`, `"t2"`, 1)
+	third := strings.Replace(permReq(`3`), `"t1"`, `"t3"`, 1)
+	h.sendAgent(permReq(`3`))
+	expect(t, "the first shown", h.clientGets(), permReq(`3`))
+	h.sendAgent(second)
+	expect(t, "the first withdrawn as the id is reused", h.clientGets(), withdrawal)
+	expect(t, "the first answered", h.agentGets(), cancelled(`3`))
+	expect(t, "the second shown", h.clientGets(), second)
+	withdraw <- struct{}{}
+	expect(t, "the second withdrawn", h.clientGets(), withdrawal)
+	expect(t, "the plugin's answer to the second", h.agentGets(), selected(`3`, "reject"))
+	h.sendClient(cancelled(`3`)) // one of the two late answers
+	h.syncBoth()
+	// The other may still come: a third request under the id is shown,
+	// and an answer under it could be that late one.
+	h.sendAgent(third)
+	expect(t, "the third shown", h.clientGets(), third)
+	h.sendClient(selected(`3`, "allow"))
+	expect(t, "the third withdrawn", h.clientGets(), withdrawal)
+	expect(t, "an answer that could be the older one's applies to neither", h.agentGets(), cancelled(`3`))
 }
 
 // TestReusedIDAnswersInOrder: the agent tells two answers under one id

@@ -32,7 +32,9 @@ type mediator struct {
 	// The agent's requests that carry a decision, not yet answered (by
 	// id), and the ids of those answered (a later client answer under one
 	// is dropped) or withdrawn from the client (its answer may still
-	// come).
+	// come), counted: the client may hold several withdrawn under one id
+	// (the agent reused it, then the newer one was withdrawn too), and the
+	// id stays in use until each has its answer.
 	perms               map[string]*permission
 	answered, withdrawn idSet
 	// The agent's other requests to the client, forwarded as they are and
@@ -58,7 +60,7 @@ func newMediator(maxGoverned int) mediator {
 		pending:       map[string]clientRequest{},
 		perms:         map[string]*permission{},
 		answered:      newIDSet(maxAnsweredIDs),
-		withdrawn:     newIDSet(maxAnsweredIDs),
+		withdrawn:     newIDCounter(maxAnsweredIDs),
 		agentOut:      newIDSet(maxAnsweredIDs),
 		answerSlots:   map[string]*answerSlot{},
 		ownAgent:      map[string]*ownCall{},

@@ -317,10 +317,10 @@ func (p *Proxy) clientResponse(d decoded, body []byte) clientAction {
 		// this one is withdrawn too (queued under p.mu, as every request
 		// and withdrawal of an intercepted one is), and the id stays in
 		// use until that answer comes, so that the client is never shown
-		// another request under it meanwhile.
+		// another request under it meanwhile. The withdrawn count keeps
+		// it: it counted the older one, and one of the two is answered.
 		pp.moveLocked(stateAnswered)
 		pp.read = true
-		p.withdrawn.add(key)
 		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(pp.req.ID)))
 		p.log.Warn("the client's answer under a reused id could belong to either request; the agent gets cancelled for both", "id", key, "method", pp.method())
 		return clientAction{drop: true, neither: pp}

@@ -54,12 +54,15 @@ type permission struct {
 // late client answers are dropped: the oldest are forgotten first.
 const maxAnsweredIDs = 4096
 
-// idSet is a set of id keys bounded to its newest max entries.
+// idSet is a set of id keys bounded to its newest max entries. A counting
+// one (newIDCounter) holds a key until it is removed as many times as it
+// was added.
 type idSet struct {
-	max   int
-	seq   uint64
-	keys  map[string]uint64 // key -> when it was added
-	order []idEntry         // oldest first; may hold removed or re-added keys
+	max    int
+	seq    uint64
+	keys   map[string]uint64 // key -> when it was added
+	order  []idEntry         // oldest first; may hold removed or re-added keys
+	counts map[string]int    // a counting set's adds not removed yet, by key
 }
 
 type idEntry struct {
@@ -69,11 +72,24 @@ type idEntry struct {
 
 func newIDSet(max int) idSet { return idSet{max: max, keys: map[string]uint64{}} }
 
+// newIDCounter returns a counting idSet.
+func newIDCounter(max int) idSet {
+	s := newIDSet(max)
+	s.counts = map[string]int{}
+	return s
+}
+
 func (s *idSet) has(k string) bool { _, ok := s.keys[k]; return ok }
 
 func (s *idSet) add(k string) {
 	if s.has(k) {
+		if s.counts != nil {
+			s.counts[k]++
+		}
 		return
+	}
+	if s.counts != nil {
+		s.counts[k] = 1
 	}
 	s.seq++
 	s.keys[k] = s.seq
@@ -81,6 +97,7 @@ func (s *idSet) add(k string) {
 	for len(s.keys) > s.max && len(s.order) > 0 {
 		if e := s.order[0]; s.keys[e.key] == e.seq {
 			delete(s.keys, e.key)
+			delete(s.counts, e.key)
 		}
 		s.order = s.order[1:]
 	}
@@ -95,7 +112,14 @@ func (s *idSet) add(k string) {
 	}
 }
 
-func (s *idSet) remove(k string) { delete(s.keys, k) }
+func (s *idSet) remove(k string) {
+	if s.counts[k] > 1 {
+		s.counts[k]--
+		return
+	}
+	delete(s.counts, k)
+	delete(s.keys, k)
+}
 
 // intercept takes an agent permission request (the message's bytes, which
 // the request keeps a copy of) and returns its permission, to be started
