@@ -324,3 +324,31 @@ func TestReusedIDOlderAnsweredByItsHandler(t *testing.T) {
 	expect(t, "the other one withdrawn too", h.clientGets(), `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}`+"\n")
 	expect(t, "an answer that could be either's", h.agentGets(), cancelled(`3`))
 }
+
+// TestConfusedIDStaysAmbiguous: after an answer that could be either of
+// two requests', a client that answers one of them twice cannot be told
+// from one that answered both. A later permission request under the id is
+// shown, and an answer under it applies to neither: it may be the
+// duplicate's.
+func TestConfusedIDStaysAmbiguous(t *testing.T) {
+	h := newHarness(t, Options{})
+	withdrawal := `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}` + "\n"
+	second := strings.Replace(permReq(`3`), `"t1"`, `"t2"`, 1)
+	third := strings.Replace(permReq(`3`), `"t1"`, `"t3"`, 1)
+	h.sendAgent(permReq(`3`))
+	expect(t, "the first shown", h.clientGets(), permReq(`3`))
+	h.sendAgent(second)
+	expect(t, "the first withdrawn", h.clientGets(), withdrawal)
+	expect(t, "the first cancelled", h.agentGets(), cancelled(`3`))
+	expect(t, "the second shown", h.clientGets(), second)
+	h.sendClient(selected(`3`, "allow")) // the first's, or the second's
+	expect(t, "the second withdrawn too", h.clientGets(), withdrawal)
+	expect(t, "an answer that could be either's", h.agentGets(), cancelled(`3`))
+	h.sendClient(selected(`3`, "allow"), selected(`3`, "allow")) // one of them answered twice
+	h.syncBoth()
+	h.sendAgent(third)
+	expect(t, "the third shown", h.clientGets(), third)
+	h.sendClient(selected(`3`, "allow"))
+	expect(t, "the third withdrawn", h.clientGets(), withdrawal)
+	expect(t, "an answer under a confused id applies to neither", h.agentGets(), cancelled(`3`))
+}

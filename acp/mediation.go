@@ -37,6 +37,12 @@ type mediator struct {
 	// id stays in use until each has its answer.
 	perms               map[string]*permission
 	answered, withdrawn idSet
+	// confused are the ids under which a client answer could have been
+	// either of two requests': a later permission request under one is
+	// ambiguous too, whatever the count of withdrawn ones says, because a
+	// client that answered one request twice cannot be told from one that
+	// answered both.
+	confused idSet
 	// The agent's other requests to the client, forwarded as they are and
 	// awaiting the client: the client never has two under one id.
 	agentOut idSet
@@ -61,6 +67,7 @@ func newMediator(maxGoverned int) mediator {
 		perms:         map[string]*permission{},
 		answered:      newIDSet(maxAnsweredIDs),
 		withdrawn:     newIDCounter(maxAnsweredIDs),
+		confused:      newIDSet(maxAnsweredIDs),
 		agentOut:      newIDSet(maxAnsweredIDs),
 		answerSlots:   map[string]*answerSlot{},
 		ownAgent:      map[string]*ownCall{},

@@ -319,8 +319,12 @@ func (p *Proxy) clientResponse(d decoded, body []byte) clientAction {
 		// use until that answer comes, so that the client is never shown
 		// another request under it meanwhile. The withdrawn count keeps
 		// it: it counted the older one, and one of the two is answered.
+		// A client that answers one of them twice would make that count
+		// lie, so the id stays confused: a later request under it is
+		// ambiguous too.
 		pp.moveLocked(stateAnswered)
 		pp.read = true
+		p.confused.add(key)
 		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(pp.req.ID)))
 		p.log.Warn("the client's answer under a reused id could belong to either request; the agent gets cancelled for both", "id", key, "method", pp.method())
 		return clientAction{drop: true, neither: pp}

@@ -179,7 +179,7 @@ func (p *Proxy) register(req *PermissionRequest, areq *AgentRequest, what string
 		p.withdrawn.add(pp.key)
 		_ = p.toClient.messageInOrder(notificationLine(MethodCancelRequest, cancelParams(req.ID)))
 	}
-	pp.ambiguous = p.withdrawn.has(pp.key)
+	pp.ambiguous = p.withdrawn.has(pp.key) || p.confused.has(pp.key)
 	pp.prev = p.answerSlots[pp.key]
 	delete(p.answerSlots, pp.key)
 	var reserved *answerSlot

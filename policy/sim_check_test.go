@@ -85,6 +85,7 @@ func (r *simRun) check() []simViolation {
 		}
 	}
 	for _, id := range ids {
+		r.reattributeRefusal(byID[id], entries)
 		qs, as := byID[id], r.aAnswers[id]
 		if len(as) > len(qs) || (!died && len(as) < len(qs)) {
 			out = append(out, simViolation{Invariant: "d", Behaviour: r.behaviourOf(qs...),
@@ -124,6 +125,36 @@ func (r *simRun) check() []simViolation {
 		return true
 	}, died)...)
 	return out
+}
+
+// reattributeRefusal corrects which of qs (the requests under one id, in
+// the order sent) permhost's refusal of the id in use answered. The refusal
+// answers the request that collided, at once; assignLocked gives it to the
+// newest request sent, but with two sent back to back under the id (a
+// request permhost forwards, then a permission request) the refusal may
+// be the older one's, and the permission request, read once the id was
+// free, went on to a decider: neither the agent nor the run can tell them
+// apart by the answers alone. The refused request is the one that reached
+// no one: a permission request refused has no decision and was never
+// shown, a request refused was never forwarded to the editor. The two
+// answers are swapped then.
+func (r *simRun) reattributeRefusal(qs []*simAgentReq, entries map[string][]simEntry) {
+	refused := func(q *simAgentReq) bool {
+		return q.ans != nil && bytes.Contains(parseMsg(q.ans).Error, []byte(inUseMessage))
+	}
+	for i, q := range qs {
+		if !refused(q) || q.method != acp.MethodRequestPermission || (len(entries[q.tc]) == 0 && r.eShown[q.tc] == nil) {
+			continue
+		}
+		for _, o := range slices.Backward(qs[:i]) {
+			if o.method == acp.MethodRequestPermission || o.ans == nil || refused(o) ||
+				slices.ContainsFunc(r.eGot, func(e []byte) bool { return bytes.Equal(e, o.sent) }) {
+				continue
+			}
+			q.ans, o.ans = o.ans, q.ans
+			break
+		}
+	}
 }
 
 // checkAnswer is (a) and (c) for the agent's answer to permission request

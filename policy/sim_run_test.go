@@ -50,6 +50,7 @@ func idKeyOf(id []byte) string { return string(bytes.TrimSpace(id)) }
 // simAgentReq is a request the agent sent.
 type simAgentReq struct {
 	n       int // the permission request's number; 0 for other methods
+	sent    []byte
 	id      string
 	method  string
 	tc      string
@@ -560,7 +561,7 @@ func (r *simRun) agentSends(st *simStep) []byte {
 		if !m.hasID() || m.Method == "" {
 			continue
 		}
-		q := &simAgentReq{id: idKeyOf(m.ID), method: m.Method, reuse: st.Reuse}
+		q := &simAgentReq{id: idKeyOf(m.ID), method: m.Method, reuse: st.Reuse, sent: e}
 		r.markLiveLocked(q)
 		var p struct {
 			SessionID string `json:"sessionId"`
