@@ -101,6 +101,27 @@ func TestAgentIDsOutstandingWithTheClient(t *testing.T) {
 	expect(t, "the prompt's answer", h.agentGets(), selected(`4`, "allow"))
 }
 
+// withdrawalOf is the $/cancel_request that withdraws request id from the
+// client.
+func withdrawalOf(id string) string {
+	return `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":` + id + `}}` + "\n"
+}
+
+// reuseWhileShown has the agent send a permission request under id 3, then
+// a second one under the same id while the client is shown the first: the
+// first is withdrawn before the second is shown, and the agent gets
+// cancelled for it.
+func reuseWhileShown(t *testing.T, h *harness) {
+	t.Helper()
+	h.sendAgent(permReq(`3`))
+	expect(t, "the first request", h.clientGets(), permReq(`3`))
+	second := strings.Replace(permReq(`3`), `"t1"`, `"t2"`, 1)
+	h.sendAgent(second)
+	expect(t, "withdrawn first", h.clientGets(), withdrawalOf(`3`))
+	expect(t, "the older one cancelled", h.agentGets(), cancelled(`3`))
+	expect(t, "then the second shown", h.clientGets(), second)
+}
+
 // TestReusedIDWithdrawsFirst: the agent sends a second permission request
 // under the id of one the editor is shown. The older one is withdrawn
 // before the newer one is shown, the agent gets cancelled for it, and the
@@ -108,15 +129,9 @@ func TestAgentIDsOutstandingWithTheClient(t *testing.T) {
 // neither.
 func TestReusedIDWithdrawsFirst(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.sendAgent(permReq(`3`))
-	expect(t, "the first request", h.clientGets(), permReq(`3`))
-	second := strings.Replace(permReq(`3`), `"t1"`, `"t2"`, 1)
-	h.sendAgent(second)
-	expect(t, "withdrawn first", h.clientGets(), `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}`+"\n")
-	expect(t, "the older one cancelled", h.agentGets(), cancelled(`3`))
-	expect(t, "then the second shown", h.clientGets(), second)
+	reuseWhileShown(t, h)
 	h.sendClient(selected(`3`, "allow"))
-	expect(t, "the other one withdrawn too", h.clientGets(), `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}`+"\n")
+	expect(t, "the other one withdrawn too", h.clientGets(), withdrawalOf(`3`))
 	expect(t, "an answer that could be either's", h.agentGets(), cancelled(`3`))
 	h.sendClient(selected(`3`, "allow"))
 	h.syncBoth() // a second answer reaches no one
@@ -128,16 +143,9 @@ func TestReusedIDWithdrawsFirst(t *testing.T) {
 // not shown beside it.
 func TestAmbiguousAnswerKeepsTheIDInUse(t *testing.T) {
 	h := newHarness(t, Options{})
-	cancelReq := `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}` + "\n"
-	h.sendAgent(permReq(`3`))
-	expect(t, "the first request", h.clientGets(), permReq(`3`))
-	second := strings.Replace(permReq(`3`), `"t1"`, `"t2"`, 1)
-	h.sendAgent(second)
-	expect(t, "withdrawn first", h.clientGets(), cancelReq)
-	expect(t, "the older one cancelled", h.agentGets(), cancelled(`3`))
-	expect(t, "then the second shown", h.clientGets(), second)
+	reuseWhileShown(t, h)
 	h.sendClient(cancelled(`3`)) // the first one's, or the second's
-	expect(t, "the second withdrawn too", h.clientGets(), cancelReq)
+	expect(t, "the second withdrawn too", h.clientGets(), withdrawalOf(`3`))
 	expect(t, "an answer that could be either's", h.agentGets(), cancelled(`3`))
 	plain := `{"jsonrpc":"2.0","id":3,"method":"_x/ask","params":{}}` + "\n"
 	h.sendAgent(plain)
@@ -170,7 +178,7 @@ func TestReusedIDAfterWithdrawal(t *testing.T) {
 	// holding one of its two requests, unanswered.
 	for id, lateFirst := range map[string]bool{`3`: false, `5`: true} {
 		second := strings.Replace(permReq(id), `"t1"`, `"t2"`, 1)
-		withdrawal := `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":` + id + `}}` + "\n"
+		withdrawal := withdrawalOf(id)
 		h.sendAgent(permReq(id))
 		expect(t, "shown", h.clientGets(), permReq(id))
 		withdraw <- struct{}{}
@@ -213,15 +221,9 @@ func TestWithdrawnTwiceUnderOneID(t *testing.T) {
 		}
 		return forward.RequestPermission(ctx, req, c)
 	})})
-	withdrawal := `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}` + "\n"
-	second := strings.Replace(permReq(`3`), `"t1"`, `"t2"`, 1)
+	withdrawal := withdrawalOf(`3`)
 	third := strings.Replace(permReq(`3`), `"t1"`, `"t3"`, 1)
-	h.sendAgent(permReq(`3`))
-	expect(t, "the first shown", h.clientGets(), permReq(`3`))
-	h.sendAgent(second)
-	expect(t, "the first withdrawn as the id is reused", h.clientGets(), withdrawal)
-	expect(t, "the first answered", h.agentGets(), cancelled(`3`))
-	expect(t, "the second shown", h.clientGets(), second)
+	reuseWhileShown(t, h)
 	withdraw <- struct{}{}
 	expect(t, "the second withdrawn", h.clientGets(), withdrawal)
 	expect(t, "the plugin's answer to the second", h.agentGets(), selected(`3`, "reject"))
@@ -317,11 +319,11 @@ func TestReusedIDOlderAnsweredByItsHandler(t *testing.T) {
 	expect(t, "the first request", h.clientGets(), permReq(`3`))
 	second := strings.Replace(permReq(`3`), `"t1"`, `"t2"`, 1)
 	h.sendAgent(second)
-	expect(t, "withdrawn first", h.clientGets(), `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}`+"\n")
+	expect(t, "withdrawn first", h.clientGets(), withdrawalOf(`3`))
 	expect(t, "the older one's handler answers it", h.agentGets(), selected(`3`, "reject"))
 	expect(t, "then the second shown", h.clientGets(), second)
 	h.sendClient(selected(`3`, "allow"))
-	expect(t, "the other one withdrawn too", h.clientGets(), `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}`+"\n")
+	expect(t, "the other one withdrawn too", h.clientGets(), withdrawalOf(`3`))
 	expect(t, "an answer that could be either's", h.agentGets(), cancelled(`3`))
 }
 
@@ -332,15 +334,9 @@ func TestReusedIDOlderAnsweredByItsHandler(t *testing.T) {
 // duplicate's.
 func TestConfusedIDStaysAmbiguous(t *testing.T) {
 	h := newHarness(t, Options{})
-	withdrawal := `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}` + "\n"
-	second := strings.Replace(permReq(`3`), `"t1"`, `"t2"`, 1)
+	withdrawal := withdrawalOf(`3`)
 	third := strings.Replace(permReq(`3`), `"t1"`, `"t3"`, 1)
-	h.sendAgent(permReq(`3`))
-	expect(t, "the first shown", h.clientGets(), permReq(`3`))
-	h.sendAgent(second)
-	expect(t, "the first withdrawn", h.clientGets(), withdrawal)
-	expect(t, "the first cancelled", h.agentGets(), cancelled(`3`))
-	expect(t, "the second shown", h.clientGets(), second)
+	reuseWhileShown(t, h)
 	h.sendClient(selected(`3`, "allow")) // the first's, or the second's
 	expect(t, "the second withdrawn too", h.clientGets(), withdrawal)
 	expect(t, "an answer that could be either's", h.agentGets(), cancelled(`3`))
